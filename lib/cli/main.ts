@@ -1,0 +1,96 @@
+/**
+ * The podctl program: commander setup, and the one place where errors
+ * become exit codes and messages (CONTRACT §4).
+ */
+import { Command, CommanderError, Option } from 'commander'
+import { PodctlError } from '../errors.js'
+import type { Context, RunState } from './context.js'
+import { isJson, processIo, type Io } from './output.js'
+import { podctlVersion } from './version-info.js'
+import { registerCatManifest } from './commands/cat-manifest.js'
+import { registerGc } from './commands/gc.js'
+import { registerList } from './commands/list.js'
+import { registerPrepare } from './commands/prepare.js'
+import { registerRm } from './commands/rm.js'
+import { registerStatus } from './commands/status.js'
+import { registerVersion } from './commands/version.js'
+
+/** Builds the program. exitOverride is set before subcommands so they copy it. */
+export const buildProgram = (ctx: Context): Command => {
+  const program = new Command('podctl')
+  program
+    .description('podctl: a daemonless pod lifecycle manager (rkt-style pods for Node.js)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => ctx.io.out(s),
+      writeErr: (s) => ctx.io.err(s),
+      outputError: (s, write) => write(`podctl: ${s.replace(/^error: /, '')}`),
+    })
+    .showSuggestionAfterError(true)
+    .addOption(new Option('--dir <path>', 'data dir (default: $PODCTL_DIR, /var/lib/podctl as root, else $XDG_DATA_HOME/podctl)'))
+    .option('--debug', 'show stack traces and timings on stderr')
+    .version(podctlVersion(), '--version', 'print the podctl version')
+    .helpCommand(true)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ podctl prepare -- sleep 60          # prints the new pod's UUID
+  $ podctl list
+  $ podctl status 8c3b1f0e --format json
+  $ podctl gc --grace-period 0s
+
+Documentation: Documentation/subcommands/<command>.md`,
+    )
+  registerPrepare(program, ctx)
+  registerList(program, ctx)
+  registerStatus(program, ctx)
+  registerRm(program, ctx)
+  registerGc(program, ctx)
+  registerCatManifest(program, ctx)
+  registerVersion(program, ctx)
+  return program
+}
+
+// The --format a command line asks for, for errors raised before the
+// command's own parsing got to it.
+const formatInArgv = (argv: string[]): string | undefined => {
+  for (const [i, a] of argv.entries()) {
+    if (a === '--') break
+    if (a === '--format') return argv[i + 1]
+    if (a.startsWith('--format=')) return a.slice('--format='.length)
+  }
+  return undefined
+}
+
+const errorJson = (code: string, message: string): string => `${JSON.stringify({ error: { code, message } })}\n`
+
+/** Runs podctl with `argv` (without node and script); returns the exit code. */
+export const main = async (argv: string[], io: Io = processIo()): Promise<number> => {
+  const started = performance.now()
+  const state: RunState = { exitCode: 0, debug: argv.includes('--debug'), format: formatInArgv(argv) }
+  const ctx: Context = { io, state }
+  try {
+    await buildProgram(ctx).parseAsync(argv, { from: 'user' })
+    return state.exitCode
+  } catch (er) {
+    if (er instanceof CommanderError) {
+      if (er.exitCode === 0) return 0 // --help, --version
+      if (isJson(state.format)) io.err(errorJson('EUSAGE', er.message.replace(/^error: /, '')))
+      return 2
+    }
+    if (er instanceof PodctlError) {
+      io.err(`podctl: ${er.message}\n${er.hint ? `${er.hint}\n` : ''}`)
+      if (isJson(state.format)) io.err(errorJson(er.code, er.message))
+      if (state.debug && er.stack) io.err(`${er.stack}\n`)
+      return er.exitCode
+    }
+    // A bug: show everything we know.
+    io.err(`podctl: ${er instanceof Error ? er.message : String(er)}\n`)
+    if (isJson(state.format)) io.err(errorJson('EFAILED', er instanceof Error ? er.message : String(er)))
+    if (er instanceof Error && er.stack) io.err(`${state.debug ? er.stack : 'run again with --debug for the stack trace'}\n`)
+    return 1
+  } finally {
+    if (state.debug) io.err(`podctl: took ${(performance.now() - started).toFixed(1)} ms\n`)
+  }
+}

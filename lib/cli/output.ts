@@ -1,0 +1,85 @@
+/**
+ * Output helpers: tables, JSON, times, progress. Results go to stdout;
+ * diagnostics and progress go to stderr.
+ */
+import type { Writable } from 'node:stream'
+
+export type Format = 'table' | 'json' | 'json-pretty'
+
+export interface Io {
+  out: (s: string) => void
+  err: (s: string) => void
+  /** Whether stderr is a terminal (progress is shown only then). */
+  errIsTTY: boolean
+}
+
+export const processIo = (): Io => ({
+  out: (s) => void process.stdout.write(s),
+  err: (s) => void process.stderr.write(s),
+  errIsTTY: Boolean((process.stderr as Writable & { isTTY?: boolean }).isTTY),
+})
+
+export const isJson = (f: Format | string | undefined): boolean => f === 'json' || f === 'json-pretty'
+
+export const toJson = (value: unknown, format: Format | string | undefined): string =>
+  `${format === 'json-pretty' ? JSON.stringify(value, null, 2) : JSON.stringify(value)}\n`
+
+/** Left-aligned columns separated by three spaces, like rkt's tabwriter output. */
+export const formatTable = (header: string[] | undefined, rows: string[][]): string => {
+  const all = header ? [header, ...rows] : rows
+  if (all.length === 0) return ''
+  const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)))
+  return all
+    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('   ').trimEnd())
+    .join('\n')
+    .concat('\n')
+}
+
+const UNITS: [number, string][] = [
+  [365 * 24 * 3600, 'year'],
+  [30 * 24 * 3600, 'month'],
+  [7 * 24 * 3600, 'week'],
+  [24 * 3600, 'day'],
+  [3600, 'hour'],
+  [60, 'minute'],
+  [1, 'second'],
+]
+
+/** "4 minutes ago", "just now", "in 3 seconds" (clock skew). */
+export const relativeTime = (iso: string | null, now = Date.now()): string => {
+  if (!iso) return '-'
+  const t = Date.parse(iso)
+  if (Number.isNaN(t)) return '-'
+  const secs = Math.round((now - t) / 1000)
+  const abs = Math.abs(secs)
+  if (abs < 1) return 'just now'
+  for (const [size, name] of UNITS) {
+    if (abs >= size) {
+      const n = Math.floor(abs / size)
+      const word = `${n} ${name}${n === 1 ? '' : 's'}`
+      return secs >= 0 ? `${word} ago` : `in ${word}`
+    }
+  }
+  return 'just now'
+}
+
+/**
+ * A progress line on stderr for long operations, shown only on a terminal,
+ * for at least `threshold` items, and redrawn at most every 100 ms.
+ */
+export const progressReporter = (io: Io, label: string, enabled: boolean, threshold = 50) => {
+  let last = 0
+  let shown = false
+  const report = (done: number, total: number): void => {
+    if (!enabled || !io.errIsTTY || total < threshold) return
+    const now = Date.now()
+    if (done < total && now - last < 100) return
+    last = now
+    shown = true
+    io.err(`\r${label}: ${done}/${total} pods`)
+  }
+  const finish = (): void => {
+    if (shown) io.err('\n')
+  }
+  return { report, finish }
+}

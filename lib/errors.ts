@@ -1,0 +1,77 @@
+/**
+ * The one error type podctl raises on purpose. Every expected failure is a
+ * PodctlError with a stable `code`; only lib/cli/main.ts turns codes into
+ * exit codes. Anything else that escapes is a bug and shows its stack.
+ */
+export type ErrorCode =
+  | 'EUSAGE' // bad flag, bad duration, invalid manifest
+  | 'ENOPOD' // no such pod, or an ambiguous prefix
+  | 'EBADSTATE' // the pod is not in a state that allows the operation
+  | 'ECHANGED' // the pod changed state under us: we lost a race
+  | 'EIMMUTABLE' // a mutable-pod operation on an immutable pod
+  | 'ETIMEOUT' // a wait ran out of time
+  | 'EFAILED' // I/O error or another failure of the operation itself
+
+const EXIT_CODES: Record<ErrorCode, number> = {
+  EUSAGE: 2,
+  ENOPOD: 3,
+  EBADSTATE: 4,
+  ECHANGED: 4,
+  EIMMUTABLE: 4,
+  ETIMEOUT: 5,
+  EFAILED: 1,
+}
+
+/** An expected failure; `hint` says what to do about it. */
+export class PodctlError extends Error {
+  readonly code: ErrorCode
+  readonly hint?: string
+  constructor(code: ErrorCode, message: string, hint?: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'PodctlError'
+    this.code = code
+    if (hint !== undefined) this.hint = hint
+  }
+
+  /** The process exit code CONTRACT §4 assigns to this failure. */
+  get exitCode(): number {
+    return EXIT_CODES[this.code]
+  }
+}
+
+/**
+ * The loser of a race: the pod is no longer where (or what) the caller
+ * expected, or another process holds its lock.
+ */
+export class PodChangedStateError extends PodctlError {
+  readonly uuid: string
+  constructor(uuid: string, message?: string, hint?: string) {
+    super('ECHANGED', message ?? `pod ${uuid} changed state`, hint)
+    this.name = 'PodChangedStateError'
+    this.uuid = uuid
+  }
+}
+
+/** The message of rkt's ErrImmutable, kept so that scripts can match on it. */
+export const IMMUTABLE_MESSAGE = 'immutable pod'
+
+/** Returned by sandboxManifest for a pod whose manifest may not change. */
+export class ErrImmutable extends PodctlError {
+  constructor(uuid: string) {
+    super(
+      'EIMMUTABLE',
+      `${IMMUTABLE_MESSAGE}: pod ${uuid} was not created mutable`,
+      'only pods created with "mutable": true (podctl app sandbox) take app changes',
+    )
+    this.name = 'ErrImmutable'
+  }
+}
+
+/** A broken invariant: podctl itself is wrong, not the input. */
+export const bug = (message: string): Error => new Error(`bug: ${message}`)
+
+/** The errno code of a Node.js system error, if it is one. */
+export const errnoCode = (er: unknown): string | undefined =>
+  er !== null && typeof er === 'object' && 'code' in er && typeof er.code === 'string'
+    ? er.code
+    : undefined

@@ -1,0 +1,199 @@
+/**
+ * Garbage collection (rkt's gc): mark, then sweep. Safe to run
+ * concurrently with itself and every other command: each pod is handled
+ * under its lock, and a pod another process holds or moved is skipped, not
+ * an error.
+ */
+import { PodChangedStateError, PodctlError } from '../errors.js'
+import { POD_DIRS, podPath, stateDirPath, syncDir, type PodDir } from './layout.js'
+import { sweepLocksDir } from './lock.js'
+import type { Pod } from './pod.js'
+import { isoTime, writeRecord } from './record.js'
+import { Include, listPods } from './walk.js'
+import fs from 'node:fs'
+
+export interface GcOptions {
+  /** How long garbage is kept after it was marked (ms). */
+  gracePeriodMs: number
+  /** Prepared pods older than this are marked garbage (ms). */
+  expirePreparedMs: number
+  /** Mark only; delete nothing. */
+  markOnly?: boolean
+  now?: number
+  /** Called as pods are handled, for a progress display. */
+  onProgress?: (done: number, total: number) => void
+}
+
+export interface GcSkip {
+  uuid: string
+  reason: string
+}
+
+export interface GcResult {
+  marked: string[]
+  deleted: string[]
+  skipped: GcSkip[]
+  /** Pods (or entries) that could not be handled because of an error. */
+  failed: GcSkip[]
+}
+
+type Outcome = 'marked' | 'deleted' | 'skip'
+
+/**
+ * Runs one gc pass over `dataDir`. Never throws for one bad pod: it is
+ * reported in `failed` and gc goes on.
+ */
+export const gc = (dataDir: string, opts: GcOptions): GcResult => {
+  const now = opts.now ?? Date.now()
+  const result: GcResult = { marked: [], deleted: [], skipped: [], failed: [] }
+  const invalid = (e: { path: string; reason: string }): void => {
+    result.failed.push({ uuid: e.path, reason: `${e.reason}; podctl never follows it` })
+  }
+  const pods = listPods(dataDir, Include.all, { onInvalid: invalid })
+  const total = pods.length
+  let done = 0
+  const moved = new Set<PodDir>()
+  const deleteAtOnce = opts.gracePeriodMs === 0 && !opts.markOnly
+
+  const handle = (pod: Pod, fn: () => Outcome | string): void => {
+    try {
+      const out = fn()
+      if (out === 'marked') result.marked.push(pod.uuid)
+      else if (out === 'deleted') result.deleted.push(pod.uuid)
+      else if (out !== 'skip') result.skipped.push({ uuid: pod.uuid, reason: out })
+    } catch (er) {
+      if (er instanceof PodChangedStateError) {
+        result.skipped.push({ uuid: pod.uuid, reason: 'changed state meanwhile (another process handled it)' })
+      } else {
+        result.failed.push({ uuid: pod.uuid, reason: er instanceof Error ? er.message : String(er) })
+      }
+    } finally {
+      pod.close()
+      opts.onProgress?.(++done, total)
+    }
+  }
+
+  // Mark, and with a zero grace period delete in the same lock hold.
+  const mark = (pod: Pod, to: () => void): Outcome | string => {
+    if (!pod.tryExclusiveLock()) return 'in use by another process'
+    const from = pod.dir
+    to()
+    moved.add(from).add(pod.dir)
+    if (deleteAtOnce) {
+      pod.remove()
+      return 'deleted'
+    }
+    writeMark(pod, now)
+    return 'marked'
+  }
+
+  const sweep = (pod: Pod): Outcome | string => {
+    if (!pod.tryExclusiveLock()) return 'in use by another process'
+    let marked = pod.gcMarkedTime()?.getTime()
+    if (marked === undefined || Number.isNaN(marked)) {
+      // Marked by a gc that died before recording when: the clock starts now.
+      writeMark(pod, now)
+      marked = now
+    }
+    if (now - marked < opts.gracePeriodMs) return 'skip'
+    pod.remove()
+    return 'deleted'
+  }
+
+  const garbage: Pod[] = []
+  for (const pod of pods) {
+    const s = pod.state
+    switch (s) {
+      case 'exited':
+        handle(pod, () => mark(pod, () => pod.toExitedGarbage({ sync: false })))
+        break
+      case 'aborted prepare':
+      case 'embryo':
+        if (s === 'embryo' && (pod.locked || isYoungEmbryo(pod, now))) {
+          handle(pod, () => 'skip')
+          break
+        }
+        handle(pod, () => mark(pod, () => pod.toGarbage({ sync: false })))
+        break
+      case 'prepared': {
+        const created = pod.creationTime()?.getTime() ?? dirTime(pod)
+        if (now - created >= opts.expirePreparedMs) {
+          handle(pod, () => mark(pod, () => pod.toGarbage({ sync: false })))
+        } else {
+          handle(pod, () => 'skip')
+        }
+        break
+      }
+      case 'exited garbage':
+      case 'garbage':
+        garbage.push(pod)
+        break
+      default:
+        handle(pod, () => 'skip') // running, preparing, deleting: someone is on it
+    }
+  }
+  for (const d of moved) syncDir(stateDirPath(dataDir, d))
+  if (!opts.markOnly) {
+    for (const pod of garbage) handle(pod, () => sweep(pod))
+    try {
+      sweepLocksDir(dataDir, (uuid) => POD_DIRS.some((d) => fs.existsSync(podPath(dataDir, d, uuid))))
+    } catch (er) {
+      result.failed.push({ uuid: 'locks', reason: `cleaning the locks dir: ${(er as Error).message}` })
+    }
+  } else {
+    for (const pod of garbage) handle(pod, () => 'skip')
+  }
+  return result
+}
+
+const writeMark = (pod: Pod, now: number): void => {
+  const r = { ...pod.record(), gc_marked_at: isoTime(now) }
+  writeRecord(pod.path, r)
+  pod.setCachedRecord(r)
+}
+
+const dirTime = (pod: Pod): number => {
+  try {
+    return fs.statSync(pod.path).mtimeMs
+  } catch {
+    return 0
+  }
+}
+
+// An unlocked embryo is a creator that died between mkdir and the move to
+// prepare/; the creator holds the lock from before mkdir, so any age would
+// do, but a minute keeps gc clear of clock skew on shared data dirs.
+const isYoungEmbryo = (pod: Pod, now: number): boolean => now - dirTime(pod) < 60_000
+
+/**
+ * Removes one pod that is not running (`podctl rm`): exited pods go
+ * through exited-garbage, prepared pods and aborted prepares through
+ * garbage, then the pod is deleted under its lock.
+ */
+export const removePod = (pod: Pod): void => {
+  const short = pod.uuid.slice(0, 8)
+  switch (pod.state) {
+    case 'running':
+      throw new PodctlError('EBADSTATE', `pod ${short} is running; stop it: podctl stop ${short}`)
+    case 'preparing':
+    case 'deleting':
+    case 'exited deleting':
+    case 'embryo':
+      if (pod.state !== 'embryo' || !pod.tryExclusiveLock()) {
+        throw new PodctlError('EBADSTATE', `pod ${short} is ${pod.state}: another process is working on it`, `try again later: podctl status ${short}`)
+      }
+      pod.toGarbage()
+      break
+    case 'exited':
+      pod.toExitedGarbage()
+      break
+    case 'prepared':
+    case 'aborted prepare':
+      pod.toGarbage()
+      break
+    case 'exited garbage':
+    case 'garbage':
+      break
+  }
+  pod.remove()
+}

@@ -1,0 +1,105 @@
+/**
+ * The data dir (CONTRACT §1): where it is, what is under it, and creating
+ * it on first use. Pure path arithmetic except ensureDataDir.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { PodctlError, errnoCode } from '../errors.js'
+
+/** The six state directories, in lifecycle order. */
+export const POD_DIRS = ['embryo', 'prepare', 'prepared', 'run', 'exited-garbage', 'garbage'] as const
+export type PodDir = (typeof POD_DIRS)[number]
+
+/** Directory and file modes for everything podctl creates (CONTRACT §1). */
+export const DIR_MODE = 0o750
+export const FILE_MODE = 0o640
+
+export { FORMAT_VERSION } from '../cli/version-info.js'
+
+/** Resolves the data dir: --dir > PODCTL_DIR > /var/lib/podctl for root > XDG. */
+export const resolveDataDir = (
+  flag?: string,
+  env: NodeJS.ProcessEnv = process.env,
+  uid: number = process.getuid?.() ?? -1,
+): string => {
+  if (flag !== undefined && flag !== '') return path.resolve(flag)
+  if (env.PODCTL_DIR) return path.resolve(env.PODCTL_DIR)
+  if (uid === 0) return '/var/lib/podctl'
+  const xdg = env.XDG_DATA_HOME || path.join(env.HOME || os.homedir(), '.local', 'share')
+  return path.resolve(xdg, 'podctl')
+}
+
+export const podsRoot = (dataDir: string): string => path.join(dataDir, 'pods')
+export const stateDirPath = (dataDir: string, dir: PodDir): string => path.join(dataDir, 'pods', dir)
+export const podPath = (dataDir: string, dir: PodDir, uuid: string): string =>
+  path.join(dataDir, 'pods', dir, uuid)
+export const locksDir = (dataDir: string): string => path.join(dataDir, 'locks')
+/** Where deletions and failed creations leave nothing a reader could mistake for a pod. */
+export const tmpDir = (dataDir: string): string => path.join(dataDir, 'tmp')
+
+const LAYOUT = ['pods', ...POD_DIRS.map((d) => `pods/${d}`), 'locks', 'tmp']
+
+const checked = new Set<string>()
+
+/**
+ * Creates the data dir layout if it is missing (dirs 0750) and checks that
+ * it is a writable directory. Idempotent and safe to race: mkdir's EEXIST
+ * is success. Cached per process so hot paths pay for it once.
+ */
+export const ensureDataDir = (dataDir: string): void => {
+  if (checked.has(dataDir)) return
+  try {
+    const st = fs.statSync(dataDir, { throwIfNoEntry: false })
+    if (st && !st.isDirectory()) {
+      throw new PodctlError('EFAILED', `data dir ${dataDir} is not a directory`, 'point --dir or PODCTL_DIR at a directory')
+    }
+    if (!st) fs.mkdirSync(dataDir, { recursive: true, mode: DIR_MODE })
+    for (const sub of LAYOUT) {
+      try {
+        fs.mkdirSync(path.join(dataDir, sub), { mode: DIR_MODE })
+      } catch (er) {
+        if (errnoCode(er) !== 'EEXIST') throw er
+      }
+    }
+    fs.accessSync(path.join(dataDir, 'pods'), fs.constants.W_OK)
+    fs.accessSync(locksDir(dataDir), fs.constants.W_OK)
+  } catch (er) {
+    if (er instanceof PodctlError) throw er
+    const code = errnoCode(er)
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+      throw new PodctlError('EFAILED', `data dir ${dataDir} is not writable (${code})`, 'choose another with --dir or PODCTL_DIR, or fix its permissions', { cause: er })
+    }
+    if (code === 'ENOTDIR') {
+      throw new PodctlError('EFAILED', `data dir ${dataDir} is not a directory`, 'point --dir or PODCTL_DIR at a directory', { cause: er })
+    }
+    throw new PodctlError('EFAILED', `cannot create data dir ${dataDir}: ${(er as Error).message}`, undefined, { cause: er })
+  }
+  checked.add(dataDir)
+}
+
+/**
+ * Checks a data dir for reading without creating it. Returns false when it
+ * does not exist yet: a reader then sees no pods.
+ */
+export const dataDirExists = (dataDir: string): boolean => {
+  const st = fs.statSync(dataDir, { throwIfNoEntry: false })
+  if (!st) return false
+  if (!st.isDirectory()) {
+    throw new PodctlError('EFAILED', `data dir ${dataDir} is not a directory`, 'point --dir or PODCTL_DIR at a directory')
+  }
+  return true
+}
+
+/** fsyncs a directory so that a rename in it survives a crash. */
+export const syncDir = (dir: string): void => {
+  const fd = fs.openSync(dir, 'r')
+  try {
+    fs.fsyncSync(fd)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/** RFC 4122 v4 UUID in lower case: the only names a state dir may hold. */
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/

@@ -1,0 +1,577 @@
+/**
+ * The pod: a directory under `<data>/pods/<state dir>/<uuid>` plus a lock.
+ * This is the TypeScript counterpart of rkt's pkg/pod (seed 002). Methods
+ * do not refresh the pod's state unless they say so: a Pod reflects the
+ * file system as it was when it was created or last refreshed.
+ *
+ * Every transition is one rename(2) made while this process holds the
+ * pod's lock; the loser of a race gets a PodChangedStateError.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { ErrImmutable, PodChangedStateError, PodctlError, bug, errnoCode } from '../errors.js'
+import {
+  DIR_MODE,
+  POD_DIRS,
+  UUID_RE,
+  ensureDataDir,
+  podPath,
+  stateDirPath,
+  syncDir,
+  type PodDir,
+} from './layout.js'
+import { isLocked, lockPath, sleepSync, tryLock, tryLockAt, type HeldLock } from './lock.js'
+import { parseManifest, validateManifest, type PodManifest } from './manifest.js'
+import { MANIFEST_FILE, emptyRecord, readRecord, writeFileAtomic, type PodRecord } from './record.js'
+import { removeTree } from './remove-tree.js'
+import { deriveState, isAfterRunState, isFinishedState, type PodState } from './state.js'
+
+/** Options of transitions that bulk callers (gc) batch. */
+export interface TransitionOptions {
+  /** fsync the state dirs after the rename (default true); gc syncs once per batch instead. */
+  sync?: boolean
+}
+
+const short = (uuid: string): string => uuid.slice(0, 8)
+
+export class Pod {
+  readonly dataDir: string
+  readonly uuid: string
+  #dir: PodDir
+  #lockedByOther: boolean
+  #held: HeldLock | undefined
+  #creator = false
+  #runner = false
+  #record: PodRecord | undefined
+  #manifestLock: HeldLock | undefined
+  #removed = false
+
+  /** @internal Use newPod, podFromUUIDString or walkPods. */
+  constructor(dataDir: string, uuid: string, dir: PodDir, locked: boolean) {
+    this.dataDir = dataDir
+    this.uuid = uuid
+    this.#dir = dir
+    this.#lockedByOther = locked
+  }
+
+  /** The state directory the pod was in when last looked at. */
+  get dir(): PodDir {
+    return this.#dir
+  }
+
+  /** The pod's state as of the last refresh (CONTRACT §2). */
+  get state(): PodState {
+    return deriveState(this.#dir, this.#held !== undefined || this.#lockedByOther)
+  }
+
+  /** The pod's directory, according to the cached state. */
+  get path(): string {
+    return podPath(this.dataDir, this.#dir, this.uuid)
+  }
+
+  /** Whether a live process (this one included) holds the pod's lock, as of the last refresh. */
+  get locked(): boolean {
+    return this.#held !== undefined || this.#lockedByOther
+  }
+
+  /** Whether this process holds the pod's lock. */
+  get holdsLock(): boolean {
+    return this.#held !== undefined
+  }
+
+  /**
+   * Looks at the file system again: where the pod's directory is and
+   * whether its lock is held. Throws ENOPOD when the pod is gone.
+   */
+  refresh(): void {
+    const dir = locate(this.dataDir, this.uuid, this.#dir)
+    if (!dir) {
+      throw new PodctlError('ENOPOD', `pod ${this.uuid} no longer exists`)
+    }
+    this.#dir = dir
+    this.#lockedByOther = this.#held === undefined && isLocked(this.dataDir, this.uuid)
+    this.#record = undefined
+  }
+
+  /**
+   * Takes the pod's exclusive lock if no live process holds it. Returns
+   * false when another process holds it. Does not refresh the state.
+   */
+  tryExclusiveLock(): boolean {
+    if (this.#held) return true
+    const held = tryLock(this.dataDir, this.uuid)
+    if (!held) {
+      this.#lockedByOther = true
+      return false
+    }
+    this.#held = held
+    this.#lockedByOther = false
+    return true
+  }
+
+  /** Releases the pod's lock if this process holds it. */
+  unlock(): void {
+    const held = this.#held
+    this.#held = undefined
+    this.#runner = false
+    held?.release()
+  }
+
+  /** Releases every lock this Pod holds (rkt's Close). */
+  close(): void {
+    this.unlockManifest()
+    this.unlock()
+  }
+
+  #assertHeld(what: string): void {
+    if (!this.#held) throw bug(`${what} on pod ${this.uuid} without its lock`)
+    const lost = this.#held.compromised
+    if (lost) {
+      throw new PodctlError('EFAILED', `lost the lock of pod ${this.uuid}: ${lost.message}`, undefined, { cause: lost })
+    }
+  }
+
+  #rename(to: PodDir, opts: TransitionOptions): void {
+    const from = this.#dir
+    try {
+      fs.renameSync(this.path, podPath(this.dataDir, to, this.uuid))
+    } catch (er) {
+      const code = errnoCode(er)
+      if (code === 'ENOENT') {
+        throw new PodChangedStateError(this.uuid, `pod ${this.uuid} changed state: it is no longer in ${from}`)
+      }
+      if (code === 'ENOTEMPTY' || code === 'EEXIST') {
+        throw bug(`pod ${this.uuid} is in both ${from} and ${to}`)
+      }
+      throw er
+    }
+    this.#dir = to
+    if (opts.sync !== false) {
+      syncDir(stateDirPath(this.dataDir, to))
+      syncDir(stateDirPath(this.dataDir, from))
+    }
+  }
+
+  /** Takes the lock for a transition of a pod that must be unlocked now. */
+  #lockForTransition(): void {
+    if (this.#held) return
+    if (this.tryExclusiveLock()) return
+    throw new PodChangedStateError(
+      this.uuid,
+      `pod ${this.uuid} changed state: another process holds its lock (${this.state})`,
+      `try again when it is done: podctl status ${short(this.uuid)}`,
+    )
+  }
+
+  /**
+   * embryo → prepare. Only the creator (newPod) may do this; leaves the
+   * pod locked in prepare/.
+   */
+  toPreparing(opts: TransitionOptions = {}): void {
+    if (!this.#creator || this.#dir !== 'embryo') {
+      throw new PodctlError('EBADSTATE', `pod ${this.uuid} is ${this.state}; only its creator moves an embryo to preparing`)
+    }
+    this.#assertHeld('toPreparing')
+    this.#rename('prepare', opts)
+  }
+
+  /**
+   * prepare → prepared. Only the creator may do this; leaves the pod
+   * unlocked in prepared/.
+   */
+  toPrepared(opts: TransitionOptions = {}): void {
+    if (!this.#creator || this.#dir !== 'prepare') {
+      throw new PodctlError('EBADSTATE', `pod ${this.uuid} is ${this.state}; only its creator finishes preparing it`)
+    }
+    this.#assertHeld('toPrepared')
+    this.#rename('prepared', opts)
+    this.#creator = false
+    this.unlock()
+  }
+
+  /**
+   * prepared → run, or prepare → run for the creator. Leaves the pod
+   * locked in run/: the caller is the pod's supervisor and holds the lock
+   * for the pod's whole life.
+   */
+  toRun(opts: TransitionOptions = {}): void {
+    if (this.#dir === 'prepare' && this.#creator) {
+      this.#assertHeld('toRun')
+    } else if (this.#dir === 'prepared') {
+      this.#lockForTransition()
+    } else {
+      throw new PodctlError('EBADSTATE', `pod ${this.uuid} is ${this.state}; only a prepared pod can run`)
+    }
+    this.#rename('run', opts)
+    this.#creator = false
+    this.#runner = true
+  }
+
+  /**
+   * run → exited-garbage, for an exited pod (run/, unlocked). Takes the
+   * lock if not held and leaves the pod locked in exited-garbage/; the
+   * caller removes it or calls unlock().
+   */
+  toExitedGarbage(opts: TransitionOptions = {}): void {
+    if (this.#dir !== 'run' || this.#runner || (this.#held === undefined && this.#lockedByOther)) {
+      throw new PodctlError(
+        'EBADSTATE',
+        `pod ${this.uuid} is ${this.state}; only an exited pod can be marked garbage`,
+        this.state === 'running' ? `stop it first: podctl stop ${short(this.uuid)}` : undefined,
+      )
+    }
+    this.#lockForTransition()
+    this.#rename('exited-garbage', opts)
+  }
+
+  /**
+   * prepared → garbage, aborted prepare → garbage, or (for gc's cleanup of
+   * a creator that died before preparing) an unlocked embryo → garbage.
+   * Takes the lock if not held and leaves the pod locked in garbage/.
+   */
+  toGarbage(opts: TransitionOptions = {}): void {
+    const ok =
+      this.#dir === 'prepared' ||
+      ((this.#dir === 'prepare' || this.#dir === 'embryo') && (this.#creator || !this.#lockedByOther))
+    if (!ok) {
+      throw new PodctlError('EBADSTATE', `pod ${this.uuid} is ${this.state}; only a prepared pod or an aborted prepare can be marked garbage`)
+    }
+    this.#lockForTransition()
+    this.#rename('garbage', opts)
+    this.#creator = false
+  }
+
+  /**
+   * Deletes a pod in exited-garbage/ or garbage/: takes the lock if not
+   * held, removes the directory (never following a symlink), then
+   * releases the lock. The Pod is unusable afterwards.
+   */
+  remove(): void {
+    if (this.#dir !== 'exited-garbage' && this.#dir !== 'garbage') {
+      throw new PodctlError('EBADSTATE', `pod ${this.uuid} is ${this.state}; only garbage can be deleted`)
+    }
+    this.#lockForTransition()
+    this.#assertHeld('remove')
+    removeTree(this.path)
+    this.#removed = true
+    this.close()
+  }
+
+  /** Whether remove() has deleted this pod. */
+  get removed(): boolean {
+    return this.#removed
+  }
+
+  // ---- queries --------------------------------------------------------
+
+  /** The pod record (pod.json), read once and cached until refresh(). */
+  record(): PodRecord {
+    if (this.#record === undefined) {
+      this.#record = readRecord(this.path) ?? emptyRecord(this.uuid)
+    }
+    return this.#record
+  }
+
+  /** @internal Replaces the cached record after the lock holder wrote it. */
+  setCachedRecord(r: PodRecord): void {
+    this.#record = r
+  }
+
+  /** When the pod was created (at prepare time), or null if unknown. */
+  creationTime(): Date | null {
+    const t = this.record().created_at
+    return t ? new Date(t) : null
+  }
+
+  /** When the pod started running, or null if it never did. */
+  startTime(): Date | null {
+    const t = this.record().started_at
+    return t ? new Date(t) : null
+  }
+
+  /** When gc marked the pod as garbage, or null. */
+  gcMarkedTime(): Date | null {
+    const t = this.record().gc_marked_at
+    return t ? new Date(t) : null
+  }
+
+  /** The supervisor's pid (while it lives, else the last one), or null. */
+  pid(): number | null {
+    return this.record().pid
+  }
+
+  /** True in the states after running (exited, exited garbage, exited deleting). */
+  isAfterRun(): boolean {
+    return isAfterRunState(this.state)
+  }
+
+  /** True in states the pod never leaves by itself. */
+  isFinished(): boolean {
+    return isFinishedState(this.state)
+  }
+
+  /** Whether the pod was created mutable (apps may be added while it runs). */
+  isMutable(): boolean {
+    return this.record().mutable
+  }
+
+  /** Whether the supervisor has declared the pod ready (all regular apps started). */
+  isSupervisorReady(): boolean {
+    return this.state === 'running' && Boolean(this.record().ready_at)
+  }
+
+  /**
+   * Whether podManifest() can be expected to work: in preparing, aborted
+   * prepare, embryo and deleting the manifest may not be there.
+   */
+  podManifestAvailable(): boolean {
+    const s = this.state
+    return !(s === 'embryo' || s === 'preparing' || s === 'aborted prepare' || s === 'deleting' || s === 'exited deleting')
+  }
+
+  /** The manifest as stored (raw text) and parsed. */
+  podManifest(): { raw: string; manifest: PodManifest } {
+    let raw: string
+    try {
+      raw = fs.readFileSync(path.join(this.path, MANIFEST_FILE), 'utf8')
+    } catch (er) {
+      if (errnoCode(er) === 'ENOENT') {
+        throw new PodctlError('EFAILED', `pod ${this.uuid} has no manifest (it is ${this.state})`)
+      }
+      throw er
+    }
+    try {
+      return { raw, manifest: parseManifest(raw, { allowEphemeral: true }) }
+    } catch (er) {
+      throw new PodctlError('EFAILED', `pod ${this.uuid} has a damaged manifest: ${(er as Error).message}`, undefined, { cause: er })
+    }
+  }
+
+  /** The exit code of an app, or throws if it has not exited. */
+  appExitCode(appName: string): number {
+    const app = this.record().apps.find((a) => a.name === appName)
+    if (!app) throw new PodctlError('ENOPOD', `pod ${this.uuid} has no app named ${JSON.stringify(appName)}`)
+    if (app.exit_code === null) {
+      throw new PodctlError('EBADSTATE', `app ${appName} of pod ${this.uuid} has no exit code yet (it is ${app.state})`)
+    }
+    return app.exit_code
+  }
+
+  /** fsyncs the pod directory, its files and its state directory. */
+  sync(): void {
+    for (const e of fs.readdirSync(this.path, { withFileTypes: true })) {
+      if (!e.isFile()) continue
+      const fd = fs.openSync(path.join(this.path, e.name), 'r')
+      try {
+        fs.fsyncSync(fd)
+      } finally {
+        fs.closeSync(fd)
+      }
+    }
+    syncDir(this.path)
+    syncDir(stateDirPath(this.dataDir, this.#dir))
+  }
+
+  // ---- the manifest of a mutable pod ----------------------------------
+
+  /**
+   * Loads the manifest and checks that it may change: throws ErrImmutable
+   * for a pod that was not created mutable.
+   */
+  sandboxManifest(): PodManifest {
+    const { manifest } = this.podManifest()
+    if (manifest.mutable !== true) throw new ErrImmutable(this.uuid)
+    return manifest
+  }
+
+  /**
+   * Takes the manifest lock (`<data>/locks/<uuid>.manifest`), waiting up
+   * to `timeoutMs` for another holder. The pod lock may be held by the
+   * running supervisor meanwhile: only manifest writers exclude each other.
+   */
+  exclusiveLockManifest(timeoutMs = 30_000): void {
+    if (this.#manifestLock) return
+    const deadline = Date.now() + timeoutMs
+    for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
+      const held = tryLockAt(`${lockPath(this.dataDir, this.uuid)}.manifest`)
+      if (held) {
+        this.#manifestLock = held
+        return
+      }
+      if (Date.now() >= deadline) {
+        throw new PodctlError('ETIMEOUT', `timed out waiting for the manifest lock of pod ${this.uuid}`)
+      }
+      sleepSync(delay)
+    }
+  }
+
+  /**
+   * Replaces the manifest atomically (temporary file, fsync, rename,
+   * fsync of the directory). The manifest lock must be held.
+   */
+  updateManifest(m: PodManifest): void {
+    if (!this.#manifestLock) throw bug(`updateManifest on pod ${this.uuid} without the manifest lock`)
+    validateManifest(m, { allowEphemeral: true })
+    try {
+      writeFileAtomic(this.path, MANIFEST_FILE, JSON.stringify(m), { sync: true })
+    } catch (er) {
+      if (errnoCode(er) === 'ENOENT') {
+        throw new PodChangedStateError(this.uuid, `pod ${this.uuid} changed state while its manifest was being updated`)
+      }
+      throw er
+    }
+    syncDir(this.path)
+  }
+
+  /** Releases the manifest lock if held. */
+  unlockManifest(): void {
+    const held = this.#manifestLock
+    this.#manifestLock = undefined
+    held?.release()
+  }
+
+  /** @internal Marks this Pod as created by this process (newPod). */
+  markCreator(held: HeldLock): void {
+    this.#creator = true
+    this.#held = held
+  }
+}
+
+/**
+ * Finds which state dir holds `uuid` with at most one lstat per state dir
+ * (twice over, for a pod that moved on while we looked). `hint` is tried
+ * first. Throws for an entry that is not a real directory.
+ */
+const locate = (dataDir: string, uuid: string, hint?: PodDir): PodDir | undefined => {
+  const order = hint ? [hint, ...POD_DIRS.filter((d) => d !== hint)] : POD_DIRS
+  for (let pass = 0; pass < 2; pass++) {
+    for (const dir of order) {
+      const st = fs.lstatSync(podPath(dataDir, dir, uuid), { throwIfNoEntry: false })
+      if (!st) continue
+      if (!st.isDirectory()) {
+        throw new PodctlError(
+          'EFAILED',
+          `${podPath(dataDir, dir, uuid)} is not a pod directory (${st.isSymbolicLink() ? 'a symlink' : 'not a directory'}); podctl never follows or deletes through it`,
+          'remove it by hand after checking what put it there',
+        )
+      }
+      return dir
+    }
+  }
+  return undefined
+}
+
+/**
+ * Creates a new pod: allocates a UUID, takes its lock, creates the
+ * directory in embryo/ and moves it to prepare/. Returns the pod locked in
+ * prepare/ ("preparing"); the caller writes its files and calls
+ * toPrepared() or toRun(), or toGarbage() and remove() on failure.
+ */
+export const newPod = async (dataDir: string, opts: TransitionOptions = {}): Promise<Pod> => {
+  // uuid is loaded here, not at start-up: it costs ~25 ms to import and
+  // only the commands that create pods need it.
+  const { v4: uuidv4 } = await import('uuid')
+  ensureDataDir(dataDir)
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const uuid = uuidv4()
+    const held = tryLock(dataDir, uuid)
+    if (!held) continue // a lock with this uuid exists: draw again
+    try {
+      fs.mkdirSync(podPath(dataDir, 'embryo', uuid), { mode: DIR_MODE })
+    } catch (er) {
+      held.release()
+      if (errnoCode(er) === 'EEXIST') continue
+      throw er
+    }
+    const pod = new Pod(dataDir, uuid, 'embryo', false)
+    pod.markCreator(held)
+    try {
+      pod.toPreparing(opts)
+    } catch (er) {
+      pod.close()
+      throw er
+    }
+    return pod
+  }
+  throw bug('could not allocate a unique pod uuid')
+}
+
+const PREFIX_RE = /^[0-9a-f-]{1,36}$/
+
+/** Checks a UUID or prefix given by a user; returns it in lower case. */
+export const normalizeUUIDArg = (s: string): string => {
+  const u = s.trim().toLowerCase()
+  if (!PREFIX_RE.test(u) || u.replace(/-/g, '') === '') {
+    throw new PodctlError('EUSAGE', `${JSON.stringify(s)} is not a pod UUID or a prefix of one`, 'UUIDs look like 8c3b1f0e-2a4d-4c4b-9a57-0d7c4b1e2f3a; see podctl list')
+  }
+  if (u.length === 36 && !UUID_RE.test(u)) {
+    throw new PodctlError('EUSAGE', `${JSON.stringify(s)} is not a valid pod UUID`, 'see podctl list')
+  }
+  return u
+}
+
+/** The UUIDs in the state dirs that start with `prefix`. */
+const matchPrefix = (dataDir: string, prefix: string): string[] => {
+  const found = new Set<string>()
+  for (const dir of POD_DIRS) {
+    let names: string[]
+    try {
+      names = fs.readdirSync(stateDirPath(dataDir, dir))
+    } catch (er) {
+      if (errnoCode(er) === 'ENOENT' || errnoCode(er) === 'ENOTDIR') continue
+      throw er
+    }
+    for (const n of names) if (n.startsWith(prefix) && UUID_RE.test(n)) found.add(n)
+  }
+  return [...found].sort()
+}
+
+/**
+ * Resolves a full UUID (O(1): one lstat per state dir) or an unambiguous
+ * prefix (a scan of the state dirs) to a Pod. Throws ENOPOD for no match
+ * or an ambiguous prefix, listing the candidates.
+ */
+export const podFromUUIDString = (dataDir: string, s: string): Pod => {
+  const arg = normalizeUUIDArg(s)
+  let uuid = arg
+  if (!UUID_RE.test(arg)) {
+    const matches = matchPrefix(dataDir, arg)
+    if (matches.length === 0) {
+      throw new PodctlError('ENOPOD', `no pod matches ${JSON.stringify(s)}`, 'see podctl list')
+    }
+    if (matches.length > 1) {
+      throw new PodctlError(
+        'ENOPOD',
+        `${JSON.stringify(s)} is ambiguous: it matches ${matches.length} pods: ${matches.join(', ')}`,
+        'give more characters of the UUID',
+      )
+    }
+    uuid = matches[0]!
+  }
+  const dir = locate(dataDir, uuid)
+  if (!dir) throw new PodctlError('ENOPOD', `no such pod: ${uuid}`, 'see podctl list')
+  return new Pod(dataDir, uuid, dir, isLocked(dataDir, uuid))
+}
+
+/** Reads a UUID from a file (as written by --uuid-file-save). */
+export const readUUIDFromFile = (file: string): string => {
+  let text: string
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch (er) {
+    throw new PodctlError('EUSAGE', `cannot read UUID file ${file}: ${(er as Error).message}`, undefined, { cause: er })
+  }
+  const u = text.trim()
+  if (!UUID_RE.test(u)) throw new PodctlError('EUSAGE', `UUID file ${file} does not hold a pod UUID`)
+  return u
+}
+
+/** Writes a UUID to a file, atomically, for scripts (--uuid-file-save). */
+export const writeUUIDToFile = (uuid: string, file: string): void => {
+  const abs = path.resolve(file)
+  try {
+    writeFileAtomic(path.dirname(abs), path.basename(abs), `${uuid}\n`)
+  } catch (er) {
+    throw new PodctlError('EFAILED', `cannot write UUID file ${file}: ${(er as Error).message}`, undefined, { cause: er })
+  }
+}
