@@ -44,7 +44,7 @@ export {
 } from './pod/manifest.js'
 export { waitFinished, waitReady, type WaitOptions } from './pod/wait.js'
 export { gc, removePod, type GcOptions, type GcResult, type GcSkip } from './pod/gc.js'
-export { preparePod, createPod } from './pod/prepare.js'
+export { preparePod, createPod, appRoot, type CreateOptions } from './pod/prepare.js'
 export { podView, type PodView, type AppView } from './pod/view.js'
 export type { PodRecord, AppRecord, AppState } from './pod/record.js'
 export { tryLock, isLocked, lockedSet, type HeldLock } from './pod/lock.js'

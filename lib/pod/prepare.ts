@@ -67,14 +67,26 @@ export const checkExecs = (m: PodManifest, envPath?: string): void => {
  * and synced. On failure the half-made pod is deleted and the error
  * rethrown.
  */
-export const createPod = async (dataDir: string, manifest: PodManifest, now = new Date()): Promise<Pod> => {
-  const pod = await newPod(dataDir)
+export interface CreateOptions {
+  /** Creation time to record (default: now). */
+  now?: Date
+  /**
+   * fsync files and directories (default true). Only bulk creators that
+   * can afford to lose pods in a power failure (benchmarks, tests) turn
+   * it off.
+   */
+  sync?: boolean
+}
+
+export const createPod = async (dataDir: string, manifest: PodManifest, opts: CreateOptions = {}): Promise<Pod> => {
+  const sync = opts.sync !== false
+  const pod = await newPod(dataDir, { sync })
   try {
-    writeFileAtomic(pod.path, MANIFEST_FILE, JSON.stringify(manifest), { sync: true })
-    writeRecord(pod.path, initialRecord(pod.uuid, manifest, now), { sync: true })
+    writeFileAtomic(pod.path, MANIFEST_FILE, JSON.stringify(manifest), { sync })
+    writeRecord(pod.path, initialRecord(pod.uuid, manifest, opts.now ?? new Date()), { sync })
     fs.mkdirSync(path.join(pod.path, 'apps'), { mode: DIR_MODE })
     for (const a of manifest.apps) fs.mkdirSync(appRoot(pod.path, a.name), { mode: DIR_MODE })
-    syncDir(pod.path)
+    if (sync) syncDir(pod.path)
     return pod
   } catch (er) {
     discard(pod)
@@ -93,10 +105,10 @@ export const discard = (pod: Pod): void => {
 }
 
 /** createPod, then prepare → prepared (unlocked). */
-export const preparePod = async (dataDir: string, manifest: PodManifest, now = new Date()): Promise<Pod> => {
-  const pod = await createPod(dataDir, manifest, now)
+export const preparePod = async (dataDir: string, manifest: PodManifest, opts: CreateOptions = {}): Promise<Pod> => {
+  const pod = await createPod(dataDir, manifest, opts)
   try {
-    pod.toPrepared()
+    pod.toPrepared({ sync: opts.sync !== false })
   } catch (er) {
     discard(pod)
     throw er
