@@ -68,7 +68,7 @@ export interface ValidateOptions {
 type Obj = Record<string, unknown>
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
 const describe = (v: unknown): string =>
-  v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `${typeof v} ${JSON.stringify(v)}`
+  v === undefined ? 'missing' : v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `${typeof v} ${JSON.stringify(v)}`
 
 class Checker {
   readonly problems: ManifestProblem[] = []
@@ -272,7 +272,7 @@ const checkApp = (c: Checker, a: unknown, at: string, volumeNames: Set<string> |
         c.add(join(mat, 'volume'), `names no volume of the pod: ${JSON.stringify(m.volume)} is not in "volumes"`)
       }
       if (c.absPath(m.path, join(mat, 'path'))) {
-        const norm = path.posix.normalize(m.path)
+        const norm = path.posix.normalize(m.path).replace(/(.)\/+$/, '$1')
         if (norm === '/') c.add(join(mat, 'path'), 'cannot be "/", the app root itself')
         const other = paths.get(norm)
         if (other) c.add(join(mat, 'path'), `${JSON.stringify(m.path)} is already the mount path of ${other}`)

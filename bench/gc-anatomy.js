@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+// Where gc's time goes, against rm -rf: deletes fresh populations of exited
+// pods with `podctl gc --grace-period 0s` and with stand-ins that make the
+// same system calls as gc with parts left out (the lock, or the block that
+// the lock's owner symlink occupies), interleaved, `sync` before each.
+// Also counts the block device's discards, reads and writes per pod where
+// /proc/diskstats knows the device (ext4 mounted with `discard` frees each
+// block with a synchronous discard). Used for Documentation/performance.md.
+//
+//   node bench/gc-anatomy.js [--pods 3000] [--reps 3] [--base DIR] [--only 'prefix|prefix']
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { buildExitedPopulations } from './lib/population.js'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const BIN = path.resolve(here, '..', 'bin', 'podctl')
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(name)
+  return i > 0 ? process.argv[i + 1] : dflt
+}
+const N = Number(arg('--pods', 3000))
+const REPS = Number(arg('--reps', 3))
+const BASE = arg('--base', os.tmpdir())
+const ONLY = arg('--only')
+
+// The owner record as lock.ts writes it (> 60 bytes: ext4 stores the
+// symlink target in a data block), and a compact one (< 60 bytes: stored in
+// the inode, a "fast" symlink, no block).
+const bootId = (() => {
+  try {
+    return fs.readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim()
+  } catch {
+    return '00000000-0000-0000-0000-000000000000'
+  }
+})()
+const LONG_OWNER = `podctl-owner/1 pid=${process.pid} start=12345678 boot=${bootId} host=${os.hostname()}`
+const SHORT_OWNER = `o1 ${process.pid} 12345678 ${bootId.slice(0, 8)} ${os.hostname().slice(0, 12)}`
+
+const removeTree = (dir) => {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name)
+    if (e.isDirectory()) removeTree(p)
+    else fs.unlinkSync(p)
+  }
+  fs.rmdirSync(dir)
+}
+
+// gc's calls per exited pod (lock.ts, pod.ts, remove-tree.ts): lock = mkdir
+// of a temporary dir + owner symlink + rename into place (+ proper-lockfile's
+// utimes/stat probe); run/ → exited-garbage/ rename; delete the tree;
+// release = rename the lock away, unlink the owner, rmdir.
+const gcCalls = (owner, { lock = true } = {}) => (d) => {
+  const locks = path.join(d, 'locks')
+  for (const u of fs.readdirSync(path.join(d, 'pods', 'run'))) {
+    const lockDir = path.join(locks, u)
+    if (lock) {
+      const tmp = path.join(locks, `.${u}.new-0`)
+      fs.mkdirSync(tmp)
+      fs.symlinkSync(owner, path.join(tmp, 'owner'))
+      fs.renameSync(tmp, lockDir)
+      const t = new Date()
+      fs.utimesSync(lockDir, t, t)
+      fs.statSync(lockDir)
+    }
+    const to = path.join(d, 'pods', 'exited-garbage', u)
+    fs.renameSync(path.join(d, 'pods', 'run', u), to)
+    removeTree(to)
+    if (lock) {
+      const away = path.join(locks, `.${u}.gone-0`)
+      fs.renameSync(lockDir, away)
+      fs.unlinkSync(path.join(away, 'owner'))
+      fs.rmdirSync(away)
+    }
+  }
+}
+
+const VARIANTS = {
+  'rm -rf (xargs)': (d) => {
+    const list = path.join(d, 'list')
+    const run = path.join(d, 'pods', 'run')
+    fs.writeFileSync(list, fs.readdirSync(run).map((u) => path.join(run, u)).join('\n'))
+    const fd = fs.openSync(list, 'r')
+    spawnSync('xargs', ['rm', '-rf'], { stdio: [fd, 'ignore', 'inherit'] })
+    fs.closeSync(fd)
+  },
+  'removeTree per pod, in node': (d) => {
+    for (const u of fs.readdirSync(path.join(d, 'pods', 'run'))) removeTree(path.join(d, 'pods', 'run', u))
+  },
+  'podctl gc --grace-period 0s': (d) => {
+    const r = spawnSync(process.execPath, [BIN, '--dir', d, 'gc', '--grace-period', '0s'], { stdio: ['ignore', 'ignore', 'inherit'] })
+    if (r.status !== 0) throw new Error(`gc exited with ${r.status}`)
+  },
+  [`gc's calls, owner symlink of ${LONG_OWNER.length} B (as now)`]: gcCalls(LONG_OWNER),
+  [`gc's calls, owner symlink of ${SHORT_OWNER.length} B (fast symlink)`]: gcCalls(SHORT_OWNER),
+  "gc's calls without the lock (rename + removeTree)": gcCalls('', { lock: false }),
+}
+
+// The block device under BASE, for /proc/diskstats.
+const device = (() => {
+  const r = spawnSync('df', ['--output=source', BASE], { encoding: 'utf8' })
+  const src = (r.stdout ?? '').trim().split('\n')[1] ?? ''
+  return src.startsWith('/dev/') ? path.basename(src) : undefined
+})()
+const diskstats = () => {
+  if (!device) return undefined
+  const line = fs.readFileSync('/proc/diskstats', 'utf8').split('\n').map((l) => l.trim().split(/\s+/)).find((f) => f[2] === device)
+  // Fields (0-based): 3 reads completed, 7 writes completed, 14 discards completed.
+  return line ? { reads: Number(line[3]), writes: Number(line[7]), discards: Number(line[14] ?? 0) } : undefined
+}
+
+const names = Object.keys(VARIANTS).filter((n) => !ONLY || ONLY.split('|').some((o) => n.startsWith(o)))
+const base = fs.mkdtempSync(path.join(BASE, 'podctl-gc-anatomy-'))
+const times = Object.fromEntries(names.map((n) => [n, []]))
+const io = Object.fromEntries(names.map((n) => [n, { reads: 0, writes: 0, discards: 0 }]))
+try {
+  for (let r = 0; r < REPS; r++) {
+    // One population per variant, built pod by pod in turn so that all are
+    // equally fresh in the page cache.
+    const dirs = names.map((_, i) => path.join(base, `r${r}-${i}`))
+    await buildExitedPopulations(dirs, N, { label: `gc-anatomy rep ${r + 1}/${REPS}` })
+    for (let k = 0; k < names.length; k++) {
+      const i = (k + r) % names.length // rotate the order
+      spawnSync('sync')
+      const a = diskstats()
+      const t0 = process.hrtime.bigint()
+      VARIANTS[names[i]](dirs[i])
+      times[names[i]].push(Number(process.hrtime.bigint() - t0) / 1e6)
+      spawnSync('sync')
+      const b = diskstats()
+      if (a && b) for (const f of ['reads', 'writes', 'discards']) io[names[i]][f] += b[f] - a[f]
+      const left = fs.readdirSync(path.join(dirs[i], 'pods', 'run')).length
+      if (left !== 0) throw new Error(`${names[i]} left ${left} pods`)
+    }
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true })
+  }
+} finally {
+  fs.rmSync(base, { recursive: true, force: true })
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
+const floorName = names.find((n) => n.startsWith('rm -rf'))
+const floor = floorName ? median(times[floorName]) : NaN
+const w = Math.max(...names.map((n) => n.length))
+console.log(`${N} exited pods per run, ${REPS} runs each, under ${BASE}${device ? ` (${device})` : ''}; medians`)
+for (const n of names) {
+  const m = median(times[n])
+  const per = (f) => (io[n][f] / N / REPS).toFixed(2)
+  console.log(
+    `${n.padEnd(w)}  ${m.toFixed(0).padStart(7)} ms  ${Number.isFinite(floor) ? `x${(m / floor).toFixed(2)}` : ''}` +
+      `  [${times[n].map((x) => x.toFixed(0)).join(', ')}]` +
+      (device ? `  per pod: ${per('discards')} discards, ${per('reads')} reads, ${per('writes')} writes` : ''),
+  )
+}

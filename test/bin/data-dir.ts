@@ -1,0 +1,141 @@
+// A data dir that is not a usable directory (issue 2, part 4): a regular
+// file, a path below a file, a directory podctl may not write. Every command
+// fails with exit 1 and a clear message, and nothing is created or changed.
+import t from 'tap'
+import fs from 'node:fs'
+import path from 'node:path'
+import { STACK_RE, exitedPod, podctl, preparedPod, tree, type Result, type RunOptions, type Test } from '../helpers/cli-util.js'
+
+const UUID = '0f0f0f0f-0f0f-4f0f-8f0f-0f0f0f0f0f0f'
+
+// main.ts prints this for errors it did not expect (its "bug" path).
+const UNEXPECTED = /run again with --debug/
+
+const NOT_A_DIR_UUID =
+  'bug: podFromUUIDString (lib/pod/pod.ts locate) lstat()s <data>/pods/<dir>/<uuid> and lets ENOTDIR escape as a raw error ' +
+  '(exit 1, "podctl: ENOTDIR: not a directory, lstat ...", "run again with --debug"); a prefix gives exit 3 "no pod matches". ' +
+  'Check the data dir first (dataDirExists) or map ENOTDIR in locate()/matchPrefix() to "data dir X is not a directory"'
+const BELOW_A_FILE =
+  'bug: dataDirExists (lib/pod/layout.ts) only tolerates ENOENT; for a data dir below a regular file statSync throws ENOTDIR ' +
+  'raw (exit 1, "podctl: ENOTDIR: not a directory, stat ..."); map ENOTDIR to the "is not a directory" PodctlError'
+
+/** Asserts a clear exit-1 failure that names the data dir. */
+const clearFailure = (t: Test, r: Result, what: string, dataDir: string, todo?: string): void => {
+  const extra = todo ? { todo } : {}
+  t.equal(r.status, 1, `${what}: exit 1`, extra)
+  t.equal(r.stdout, '', `${what}: nothing on stdout`)
+  t.match(r.stderr, /^podctl: \S/, `${what}: a podctl message`)
+  t.match(r.stderr, dataDir, `${what}: names the data dir`, extra)
+  t.notMatch(r.stderr, UNEXPECTED, `${what}: an expected failure, not a bug report`, extra)
+  t.notMatch(r.stderr, STACK_RE, `${what}: no stack trace`)
+}
+
+t.test('a data dir that is a regular file', async (t) => {
+  const root = t.testdir({ file: 'not a data dir\n' })
+  const file = path.join(root, 'file')
+  const before = tree(root)
+  const commands: { args: string[]; todo?: string }[] = [
+    { args: ['prepare', '--', 'true'] },
+    { args: ['list'] },
+    { args: ['list', '--format', 'json'] },
+    { args: ['gc'] },
+    { args: ['gc', '--format', 'json', '--grace-period', '0s'] },
+    { args: ['status', UUID], todo: NOT_A_DIR_UUID },
+    { args: ['status', UUID.slice(0, 8)], todo: NOT_A_DIR_UUID },
+    { args: ['rm', UUID], todo: NOT_A_DIR_UUID },
+    { args: ['cat-manifest', UUID], todo: NOT_A_DIR_UUID },
+  ]
+  for (const c of commands) {
+    const r = podctl(file, c.args)
+    clearFailure(t, r, c.args.join(' '), file, c.todo)
+    if (!c.todo) t.match(r.stderr, /not a directory/, 'says it is not a directory')
+  }
+  t.strictSame(tree(root), before, 'nothing was created')
+  t.equal(fs.readFileSync(file, 'utf8'), 'not a data dir\n', 'the file is unchanged')
+
+  const json = podctl(file, ['list', '--format', 'json'])
+  t.match(JSON.parse(json.stderr.split('\n').find((l) => l.startsWith('{')) ?? 'null'), { error: { code: 'EFAILED', message: /not a directory/ } })
+})
+
+t.test('a data dir below a regular file', async (t) => {
+  const root = t.testdir({ file: 'x' })
+  const dir = path.join(root, 'file', 'data')
+  const before = tree(root)
+  clearFailure(t, podctl(dir, ['prepare', '--', 'true']), 'prepare', dir)
+  clearFailure(t, podctl(dir, ['list']), 'list', dir, BELOW_A_FILE)
+  clearFailure(t, podctl(dir, ['gc']), 'gc', dir, BELOW_A_FILE)
+  t.strictSame(tree(root), before)
+})
+
+// ---- not writable
+
+const asRoot = process.getuid?.() === 0
+const NOBODY = 65534
+
+/** Runs podctl as a user who may not write the data dir. */
+const unprivileged = (dir: string, args: string[]): Result => {
+  const opts: RunOptions = asRoot ? { uid: NOBODY, gid: NOBODY, cwd: '/' } : {}
+  return podctl(dir, args, opts)
+}
+
+// As root we switch to nobody, who needs to read the built CLI and its
+// dependencies, and to reach the test's fixtures.
+const cannotRunAsNobody = (): string | false => {
+  if (!asRoot) return false
+  const probe = t.testdir({})
+  const r = podctl(path.join(probe, 'none'), ['list', '--format', 'json'], { uid: NOBODY, gid: NOBODY, cwd: '/' })
+  if (r.status === 0 && r.stdout === '[]\n') return false
+  return `podctl cannot run as uid ${NOBODY} here (exit ${r.status}: ${r.stderr.split('\n')[0]})`
+}
+
+t.test('a data dir that is not writable', { skip: cannotRunAsNobody() }, async (t) => {
+  const root = t.testdir({ empty: {} })
+  const empty = path.join(root, 'empty')
+  // A data dir made and filled by its owner.
+  const full = path.join(root, 'full')
+  const prepared = await preparedPod(full)
+  const exited = await exitedPod(full)
+  // Then everything readable by all and, for a non-root run, writable by none.
+  const dirMode = asRoot ? 0o755 : 0o555
+  const fileMode = asRoot ? 0o644 : 0o444
+  const entries = (tree(root) ?? []).map((e) => [path.join(root, e), e.endsWith('/')] as const)
+  for (const [p, isDir] of entries) fs.chmodSync(p, isDir ? dirMode : fileMode)
+  fs.chmodSync(root, dirMode)
+  if (!asRoot) {
+    t.teardown(() => {
+      fs.chmodSync(root, 0o755)
+      for (const [p, isDir] of entries) if (isDir) fs.chmodSync(p, 0o755)
+    })
+  }
+  const before = tree(root)
+
+  for (const [dir, what] of [
+    [empty, 'an existing empty dir'],
+    [path.join(root, 'new'), 'a new dir in an unwritable parent'],
+    [full, 'a data dir with pods'],
+  ] as const) {
+    const r = unprivileged(dir, ['prepare', '--', 'true'])
+    clearFailure(t, r, `prepare into ${what}`, dir)
+    t.match(r.stderr, /not writable/, 'says it is not writable')
+  }
+  t.strictSame(tree(root), before, 'nothing was created or changed')
+
+  // Reading still works.
+  const list = unprivileged(full, ['list', '--format', 'json'])
+  t.equal(list.status, 0, 'list works on a readable data dir')
+  t.strictSame((JSON.parse(list.stdout) as { uuid: string }[]).map((p) => p.uuid).sort(), [prepared, exited].sort())
+
+  // Changing fails, clearly, and changes nothing.
+  const NOT_WRITABLE_LOCK =
+    'bug: taking a pod lock in an unwritable data dir (lib/pod/lock.ts lockFs.mkdirSync) lets EACCES escape raw: ' +
+    '"podctl: EACCES: permission denied, mkdir <data>/locks/.<uuid>.new-*" plus "run again with --debug"; ' +
+    'map EACCES/EPERM/EROFS there to the "data dir ... is not writable" PodctlError'
+  const rm = unprivileged(full, ['rm', exited])
+  t.equal(rm.status, 1, 'rm: exit 1')
+  t.match(rm.stderr, /not writable|permission denied/i, 'rm: says why')
+  t.notMatch(rm.stderr, UNEXPECTED, 'rm: an expected failure, not a bug report', { todo: NOT_WRITABLE_LOCK })
+  const gc = unprivileged(full, ['gc', '--grace-period', '0s', '--expire-prepared', '0s'])
+  t.equal(gc.status, 1, 'gc: exit 1')
+  t.match(gc.stderr, /not writable|permission denied/i, 'gc: says why')
+  t.strictSame(tree(root), before, 'rm and gc changed nothing')
+})

@@ -1,0 +1,228 @@
+// Black-box tests of `podctl list` (CONTRACT §4, §5): spawns bin/podctl.
+import t from 'tap'
+import { randomUUID } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import {
+  TIME_RE,
+  abortedPod,
+  deletingPod,
+  embryoPod,
+  exitedDeletingPod,
+  exitedGarbagePod,
+  exitedPod,
+  garbagePod,
+  holdRunning,
+  manifest,
+  parseTable,
+  podShapeProblems,
+  podctl,
+  preparedPod,
+  preparingPod,
+  tree,
+  type Test,
+} from '../helpers/cli-util.js'
+
+const HEADER = /^UUID {3}NAME {3}APPS {3}STATE {3}CREATED {3}STARTED\n$/
+
+interface PodJson {
+  uuid: string
+  name: string | null
+  state: string
+  created_at: string | null
+  started_at: string | null
+  apps: { name: string }[]
+}
+
+const listJson = (t: Test, dir: string, args: string[] = []): PodJson[] => {
+  const r = podctl(dir, ['list', '--format', 'json', ...args])
+  t.equal(r.status, 0, 'list exits 0')
+  t.equal(r.stderr, '', 'nothing on stderr')
+  return JSON.parse(r.stdout) as PodJson[]
+}
+
+t.test('an empty data dir', async (t) => {
+  const dir = t.testdir({})
+  const table = podctl(dir, ['list'])
+  t.equal(table.status, 0)
+  t.match(table.stdout, HEADER, 'the header only')
+  t.equal(table.stderr, '')
+
+  const bare = podctl(dir, ['list', '--no-legacy'])
+  t.equal(bare.status, 0)
+  t.equal(bare.stdout, '', '--no-legacy: nothing at all')
+
+  const json = podctl(dir, ['list', '--format', 'json'])
+  t.equal(json.status, 0)
+  t.equal(json.stdout, '[]\n')
+  t.equal(json.stderr, '')
+
+  const pretty = podctl(dir, ['list', '--format', 'json-pretty'])
+  t.equal(pretty.status, 0)
+  t.strictSame(JSON.parse(pretty.stdout), [])
+
+  // A data dir whose pods were all removed is empty too.
+  const uuid = await preparedPod(dir)
+  t.equal(podctl(dir, ['rm', uuid]).status, 0)
+  t.equal(podctl(dir, ['list', '--format', 'json']).stdout, '[]\n')
+  t.match(podctl(dir, ['list']).stdout, HEADER)
+})
+
+t.test('a data dir that does not exist lists nothing and is not created', async (t) => {
+  const dir = path.join(t.testdir({}), 'nope', 'data')
+  const json = podctl(dir, ['list', '--format', 'json'])
+  t.equal(json.status, 0)
+  t.equal(json.stdout, '[]\n')
+  t.equal(json.stderr, '')
+  const table = podctl(dir, ['list'])
+  t.equal(table.status, 0)
+  t.match(table.stdout, HEADER)
+  t.equal(fs.existsSync(path.join(dir, '..')), false, 'nothing was created')
+})
+
+t.test('pods in every state show the right STATE', async (t) => {
+  const dir = t.testdir({})
+  const running = await preparedPod(dir)
+  await holdRunning(t, dir, running)
+  const want: Record<string, string> = {
+    [embryoPod(dir, randomUUID())]: 'embryo',
+    [(await preparingPod(t, dir)).uuid]: 'preparing',
+    [await abortedPod(dir)]: 'aborted prepare',
+    [await preparedPod(dir)]: 'prepared',
+    [running]: 'running',
+    [await exitedPod(dir)]: 'exited',
+    [(await exitedDeletingPod(t, dir)).uuid]: 'exited deleting',
+    [await exitedGarbagePod(dir)]: 'exited garbage',
+    [(await deletingPod(t, dir)).uuid]: 'deleting',
+    [await garbagePod(dir)]: 'garbage',
+  }
+  t.equal(new Set(Object.values(want)).size, 10, 'all ten states of CONTRACT §2')
+
+  const json = listJson(t, dir)
+  t.strictSame(Object.fromEntries(json.map((p) => [p.uuid, p.state])), want, 'JSON: every pod with its state')
+  for (const p of json) t.strictSame(podShapeProblems(p), [], `JSON shape of the ${p.state} pod`)
+
+  const table = podctl(dir, ['list'])
+  t.equal(table.status, 0)
+  t.equal(table.stderr, '')
+  const rows = parseTable(table.stdout)
+  t.equal(rows.length, 10, 'one row per pod')
+  const short = Object.fromEntries(Object.entries(want).map(([u, s]) => [u.slice(0, 8), s]))
+  t.strictSame(Object.fromEntries(rows.map((r) => [r.UUID, r.STATE])), short, 'table: 8-char UUIDs with their STATE')
+
+  // Each state can be asked for.
+  for (const state of new Set(Object.values(want))) {
+    const only = listJson(t, dir, ['--state', state])
+    t.strictSame(only.map((p) => p.state), [state], `--state ${JSON.stringify(state)}`)
+  }
+})
+
+t.test('the table shows name, apps and times; --full shows full UUIDs and RFC 3339', async (t) => {
+  const dir = t.testdir({})
+  const web = await preparedPod(dir, manifest({ name: 'web', apps: [{ name: 'db', exec: ['true'] }, { name: 'api', exec: ['true'] }] }))
+  const anon = await exitedPod(dir)
+
+  const rows = parseTable(podctl(dir, ['list']).stdout)
+  const byUuid = Object.fromEntries(rows.map((r) => [r.UUID, r]))
+  t.match(byUuid[web.slice(0, 8)], { UUID: web.slice(0, 8), NAME: 'web', APPS: 'db,api', STATE: 'prepared', STARTED: '-' })
+  t.match(byUuid[anon.slice(0, 8)], { UUID: anon.slice(0, 8), NAME: '-', APPS: 'main', STATE: 'exited', STARTED: '-' })
+  for (const r of rows) t.match(r.CREATED, /^(just now|\d+ (second|minute)s? ago)$/, 'CREATED is relative')
+
+  const json = Object.fromEntries(listJson(t, dir).map((p) => [p.uuid, p]))
+  const full = podctl(dir, ['list', '--full'])
+  t.equal(full.status, 0)
+  const fullRows = parseTable(full.stdout)
+  t.strictSame(fullRows.map((r) => r.UUID).sort(), [web, anon].sort(), '--full: whole UUIDs')
+  for (const r of fullRows) {
+    t.match(r.CREATED, TIME_RE, '--full: CREATED in RFC 3339')
+    t.equal(r.CREATED, json[r.UUID!]!.created_at, 'the same time as the JSON')
+    t.equal(r.STARTED, '-', 'never started (a pod reaches run/ only through the library here)')
+  }
+
+  const bare = podctl(dir, ['list', '--no-legacy', '--full'])
+  t.equal(bare.stdout.split('\n').filter(Boolean).length, 2, '--no-legacy: two rows, no header')
+  t.notMatch(bare.stdout, /^UUID/m)
+})
+
+t.test('--state filters', async (t) => {
+  const dir = t.testdir({})
+  const prepared = await preparedPod(dir)
+  const exited = await exitedPod(dir)
+  const marked = await exitedGarbagePod(dir)
+  const states = (args: string[]): string[] => listJson(t, dir, args).map((p) => p.uuid).sort()
+  t.strictSame(states(['--state', 'exited']), [exited])
+  t.strictSame(states(['--state', 'prepared', '--state', 'exited']), [prepared, exited].sort(), 'repeatable')
+  t.strictSame(states(['--state', 'exited garbage']), [marked])
+  t.strictSame(states(['--state', 'exited-garbage']), [marked], 'a hyphen for the space')
+  t.strictSame(states(['--state', 'running']), [], 'no running pod')
+
+  const table = parseTable(podctl(dir, ['list', '--state', 'prepared']).stdout)
+  t.strictSame(table.map((r) => r.UUID), [prepared.slice(0, 8)], 'the table is filtered too')
+
+  for (const bad of ['runing', '', 'all']) {
+    const before = tree(dir)
+    const r = podctl(dir, ['list', '--state', bad])
+    t.equal(r.status, 2, `--state ${JSON.stringify(bad)}: exit 2`)
+    t.equal(r.stdout, '')
+    t.match(r.stderr, /^podctl: .*state/)
+    t.notMatch(r.stderr, /^\s+at /m)
+    t.strictSame(tree(dir), before)
+  }
+})
+
+t.test('JSON objects have exactly the keys and types of CONTRACT §5', async (t) => {
+  const dir = t.testdir({})
+  await preparedPod(
+    dir,
+    manifest({
+      name: 'shape',
+      labels: { team: 'infra' },
+      annotations: { note: 'x' },
+      apps: [
+        { name: 'init', type: 'init', exec: ['true'] },
+        { name: 'main', exec: ['true'] },
+      ],
+    }),
+  )
+  await exitedPod(dir)
+  t.equal(podctl(dir, ['gc', '--mark-only']).status, 0, 'gc marks the exited pod')
+  await exitedPod(dir)
+  const pods = listJson(t, dir)
+  t.strictSame(pods.map((p) => p.state).sort(), ['exited', 'exited garbage', 'prepared'])
+  for (const p of pods) t.strictSame(podShapeProblems(p), [], `${p.state}: no shape problems`)
+  const shaped = pods.find((p) => p.name === 'shape') as unknown as Record<string, unknown>
+  t.match(shaped, {
+    state: 'prepared',
+    created_at: TIME_RE,
+    started_at: null,
+    gc_marked_at: null,
+    pid: null,
+    mutable: false,
+    exit_code: null,
+    labels: { team: 'infra' },
+    annotations: { note: 'x' },
+  })
+  t.strictSame(
+    (shaped.apps as Record<string, unknown>[]).map((a) => [a.name, a.type, a.state, a.pid, a.exit_code]),
+    [
+      ['init', 'init', 'created', null, null],
+      ['main', 'regular', 'created', null, null],
+    ],
+  )
+  const marked = pods.find((p) => p.state === 'exited garbage') as unknown as Record<string, unknown>
+  t.match(marked.gc_marked_at, TIME_RE, 'a marked pod has gc_marked_at')
+
+  // json-pretty is the same document, indented.
+  const pretty = podctl(dir, ['list', '--format', 'json-pretty'])
+  t.equal(pretty.status, 0)
+  t.strictSame(JSON.parse(pretty.stdout), pods)
+  t.match(pretty.stdout, /^\[\n {2}\{\n {4}"uuid"/)
+})
+
+t.test('an unknown --format is a usage error', async (t) => {
+  const dir = t.testdir({})
+  const r = podctl(dir, ['list', '--format', 'yaml'])
+  t.equal(r.status, 2)
+  t.equal(r.stdout, '')
+  t.match(r.stderr, /^podctl: .*yaml/)
+})

@@ -1,0 +1,218 @@
+// Black-box tests of `podctl status` (CONTRACT §4, §5): spawns bin/podctl.
+import t from 'tap'
+import fs from 'node:fs'
+import path from 'node:path'
+import {
+  STACK_RE,
+  TIME_RE,
+  exitedPod,
+  holdRunning,
+  podShapeProblems,
+  podctl,
+  podctlAsync,
+  preparedPod,
+  whereIs,
+} from '../helpers/cli-util.js'
+
+/** key=value lines → object; every line must be one. */
+const keyValues = (out: string): Record<string, string> => {
+  const lines = out.split('\n')
+  if (lines.pop() !== '') throw new Error(`output does not end with a newline: ${JSON.stringify(out)}`)
+  const kv: Record<string, string> = {}
+  for (const l of lines) {
+    const m = /^([a-z][a-z0-9-]*)=(.*)$/.exec(l)
+    if (!m) throw new Error(`not a key=value line: ${JSON.stringify(l)}`)
+    if (m[1]! in kv) throw new Error(`key ${m[1]} twice`)
+    kv[m[1]!] = m[2]!
+  }
+  return kv
+}
+
+t.test('key=value lines for a prepared pod', async (t) => {
+  const dir = t.testdir({})
+  const uuid = await preparedPod(dir)
+  const r = podctl(dir, ['status', uuid])
+  t.equal(r.status, 0)
+  t.equal(r.stderr, '')
+  const kv = keyValues(r.stdout)
+  t.equal(kv.state, 'prepared')
+  t.match(kv.created, TIME_RE, 'created= in RFC 3339')
+  t.equal(kv.exited, 'false')
+  t.notOk('started' in kv, 'no started= for a pod that never started')
+  t.match(r.stdout, /^state=/, 'state= comes first')
+  const json = JSON.parse(podctl(dir, ['status', uuid, '--format', 'json']).stdout) as Record<string, unknown>
+  t.equal(kv.created, json.created_at, 'the same time as the JSON')
+})
+
+t.test('an exited pod says exited=true', async (t) => {
+  const dir = t.testdir({})
+  const uuid = await exitedPod(dir)
+  const kv = keyValues(podctl(dir, ['status', uuid]).stdout)
+  t.equal(kv.state, 'exited')
+  t.equal(kv.exited, 'true')
+})
+
+t.test('--format json and json-pretty give the CONTRACT §5 object', async (t) => {
+  const dir = t.testdir({})
+  const uuid = await exitedPod(dir)
+  const r = podctl(dir, ['status', uuid, '--format', 'json'])
+  t.equal(r.status, 0)
+  t.equal(r.stderr, '')
+  t.match(r.stdout, /^\{.*\}\n$/, 'one line of JSON')
+  const v = JSON.parse(r.stdout) as Record<string, unknown>
+  t.strictSame(podShapeProblems(v), [])
+  t.equal(v.uuid, uuid)
+  t.equal(v.state, 'exited')
+  const pretty = podctl(dir, ['status', uuid, '--format', 'json-pretty'])
+  t.equal(pretty.status, 0)
+  t.strictSame(JSON.parse(pretty.stdout), v)
+  t.match(pretty.stdout, /^\{\n {2}"uuid": /)
+  const list = JSON.parse(podctl(dir, ['list', '--format', 'json']).stdout) as unknown[]
+  t.strictSame(list, [v], 'status and list agree')
+})
+
+t.test('a UUID prefix works', async (t) => {
+  const dir = t.testdir({})
+  const uuid = await preparedPod(dir)
+  for (const prefix of [uuid.slice(0, 8), uuid.slice(0, 13), uuid.slice(0, 1)]) {
+    const r = podctl(dir, ['status', prefix, '--format', 'json'])
+    t.equal(r.status, 0, `prefix ${prefix}`)
+    t.equal((JSON.parse(r.stdout) as { uuid: string }).uuid, uuid, 'resolves to the full UUID')
+  }
+})
+
+t.test('an ambiguous prefix is exit 3 listing the candidates', async (t) => {
+  const dir = t.testdir({})
+  // 17 pods always include two with the same first hex digit.
+  const byDigit = new Map<string, string[]>()
+  let pair: string[] | undefined
+  for (let i = 0; i < 17 && !pair; i++) {
+    const u = await preparedPod(dir)
+    const same = [...(byDigit.get(u[0]!) ?? []), u]
+    byDigit.set(u[0]!, same)
+    if (same.length === 2) pair = same
+  }
+  t.ok(pair, 'two pods share a first digit')
+  const [a, b] = pair!
+  const r = podctl(dir, ['status', a![0]!])
+  t.equal(r.status, 3)
+  t.equal(r.stdout, '')
+  t.match(r.stderr, /^podctl: .*ambiguous/)
+  t.match(r.stderr, a!, 'names the first candidate')
+  t.match(r.stderr, b!, 'names the second candidate')
+  t.notMatch(r.stderr, STACK_RE)
+  // One more character (where they differ) resolves.
+  let n = 1
+  while (a!.slice(0, n) === b!.slice(0, n)) n++
+  const ok = podctl(dir, ['status', a!.slice(0, n), '--format', 'json'])
+  t.equal(ok.status, 0)
+  t.equal((JSON.parse(ok.stdout) as { uuid: string }).uuid, a)
+})
+
+t.test('no such pod is exit 3', async (t) => {
+  const dir = t.testdir({})
+  const uuid = await preparedPod(dir)
+  const other = uuid[0] === 'f' ? '0' : 'f'
+  for (const arg of [`${other}${uuid.slice(1)}`, `${other}${uuid.slice(1, 6)}`]) {
+    const r = podctl(dir, ['status', arg])
+    t.equal(r.status, 3, `status ${arg}`)
+    t.equal(r.stdout, '')
+    t.match(r.stderr, /^podctl: .*(no such pod|no pod matches)/)
+    t.notMatch(r.stderr, STACK_RE)
+  }
+  // ... also in a data dir that does not exist (and it is not created).
+  const none = path.join(dir, 'none')
+  t.equal(podctl(none, ['status', uuid]).status, 3)
+  t.equal(podctl(none, ['status', uuid.slice(0, 4)]).status, 3)
+  t.equal(fs.existsSync(none), false)
+})
+
+t.test('a malformed UUID is exit 2', async (t) => {
+  const dir = t.testdir({})
+  await preparedPod(dir)
+  for (const arg of ['xyz', 'not-a-uuid', '', '-', '12345678-1234-4234-8234-1234567890123', '12345678-1234-1234-1234-123456789012', '../etc']) {
+    const r = podctl(dir, ['status', arg])
+    t.equal(r.status, 2, `status ${JSON.stringify(arg)}`)
+    t.equal(r.stdout, '')
+    t.match(r.stderr, /^podctl: /)
+    t.notMatch(r.stderr, STACK_RE)
+  }
+})
+
+t.test('a running pod, and --wait', async (t) => {
+  const dir = t.testdir({})
+  const uuid = await preparedPod(dir)
+  const holder = await holdRunning(t, dir, uuid)
+
+  const kv = keyValues(podctl(dir, ['status', uuid]).stdout)
+  t.equal(kv.state, 'running')
+  t.equal(kv.exited, 'false')
+
+  const timeout = podctl(dir, ['status', uuid, '--wait=100ms'])
+  t.equal(timeout.status, 5, '--wait=100ms on a running pod times out: exit 5')
+  t.equal(timeout.stdout, '')
+  t.match(timeout.stderr, /^podctl: .*timed out/)
+  t.notMatch(timeout.stderr, STACK_RE)
+
+  const json = podctl(dir, ['status', uuid, '--wait=1ms', '--format', 'json'])
+  t.equal(json.status, 5)
+  t.match(JSON.parse(json.stderr.split('\n').find((l) => l.startsWith('{'))!), { error: { code: 'ETIMEOUT' } })
+
+  const waitReady = podctl(dir, ['status', uuid, '--wait-ready=100ms'])
+  t.equal(waitReady.status, 5, '--wait-ready on a pod whose supervisor never says ready: exit 5')
+
+  t.equal(whereIs(dir, uuid), 'run', 'still in run/')
+  // An unbounded --wait returns once the holder lets go.
+  const waiting = podctlAsync(t, dir, ['status', uuid, '--wait'])
+  const released = await holder.release()
+  t.equal(released.status, 0, 'the lock holder exited cleanly')
+  const done = await waiting
+  t.equal(done.status, 0, '--wait returns 0 once the pod has exited')
+  t.equal(done.stderr, '')
+  t.equal(keyValues(done.stdout).state, 'exited')
+})
+
+t.test('--wait on an exited pod returns at once', async (t) => {
+  const dir = t.testdir({})
+  const uuid = await exitedPod(dir)
+  for (const wait of ['--wait', '--wait=0s', '--wait=1h']) {
+    const r = podctl(dir, ['status', uuid, wait])
+    t.equal(r.status, 0, wait)
+    t.equal(r.stderr, '')
+    t.equal(keyValues(r.stdout).state, 'exited')
+  }
+  const ready = podctl(dir, ['status', uuid, '--wait-ready=1h'])
+  t.equal(ready.status, 4, '--wait-ready on an exited pod: it will never be ready')
+  t.match(ready.stderr, /^podctl: /)
+})
+
+t.test('a bad duration is exit 2', async (t) => {
+  const dir = t.testdir({})
+  const uuid = await exitedPod(dir)
+  for (const d of ['--wait=abc', '--wait=10', '--wait=-1s', '--wait=1d', '--wait-ready=soon', '--wait=']) {
+    const r = podctl(dir, ['status', uuid, d])
+    t.equal(r.status, 2, d)
+    t.equal(r.stdout, '')
+    t.match(r.stderr, /^podctl: .*(duration|wait)/)
+    t.notMatch(r.stderr, STACK_RE)
+  }
+  // Go syntax is accepted.
+  for (const d of ['--wait=1h30m', '--wait=1.5s', '--wait=300ms', '--wait=0']) t.equal(podctl(dir, ['status', uuid, d]).status, 0, d)
+})
+
+t.test('--wait before the UUID, as rkt users type it', async (t) => {
+  // CONTRACT §4 writes --wait[=DURATION]: a duration only comes after "=".
+  const todo =
+    'divergence: --wait/--wait-ready are commander options with an optional value (lib/cli/commands/status.ts), ' +
+    'so in "podctl status --wait UUID" the UUID is taken as the duration ("missing required argument \'uuid\'", exit 2). ' +
+    'Take the duration only from --wait=DURATION (e.g. boolean options plus a pre-split of "--wait=...")'
+  const dir = t.testdir({})
+  const uuid = await exitedPod(dir)
+  for (const flag of ['--wait', '--wait-ready']) {
+    const r = podctl(dir, ['status', flag, uuid])
+    t.notMatch(r.stderr, /missing required argument/, `status ${flag} UUID: the UUID is not taken as a duration`, { todo })
+  }
+  const r = podctl(dir, ['status', '--wait', uuid])
+  t.equal(r.status, 0, 'status --wait UUID on an exited pod: exit 0', { todo })
+  t.match(r.stdout, /^state=exited$/m, 'and its status', { todo })
+})

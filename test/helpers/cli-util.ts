@@ -1,0 +1,357 @@
+/**
+ * Shared helpers of the black-box CLI tests in test/bin/: run the real
+ * bin/podctl, list a data dir, and make pods in every state through the
+ * library. Not a test file (test/helpers/ is excluded from discovery).
+ */
+import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import readline from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import type t from 'tap'
+import { createPod, podFromUUIDString, preparePod, type PodManifest } from '../../lib/index.js'
+
+/** tap's subtest object (the `t` of a `t.test` callback). */
+export type Test = Parameters<Parameters<typeof t.test>[0]>[0]
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+export const BIN = path.join(ROOT, 'bin', 'podctl')
+export const HOLD_LOCK = fileURLToPath(new URL('./cli-hold-lock.mjs', import.meta.url))
+
+/** RFC 4122 v4, lower case (CONTRACT §1). */
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+/** RFC 3339 UTC with milliseconds (CONTRACT §5). */
+export const TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+/** A stack frame line, which must not appear without --debug. */
+export const STACK_RE = /^\s+at /m
+
+/** The minimal test object the helpers need (tap's Test). */
+export interface Teardown {
+  teardown(fn: () => void | Promise<void>): void
+}
+
+export interface Result {
+  status: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+export interface RunOptions {
+  input?: string
+  env?: NodeJS.ProcessEnv
+  uid?: number
+  gid?: number
+  cwd?: string
+}
+
+/**
+ * podctl is started through `env -u NODE_OPTIONS`: tap's processinfo adds
+ * its `--import` to NODE_OPTIONS of every child it sees spawned, and under
+ * that CommonJS require hook Node 20 cannot load the extensionless ESM
+ * bin/podctl (ERR_REQUIRE_CYCLE_MODULE); bin/podctl.js (a .js file in a
+ * "type": "module" package) would load under any hook. NODE_V8_COVERAGE is
+ * kept, so spawned runs still count for coverage.
+ */
+const ENV = '/usr/bin/env'
+const launcher = (argv: string[], coverage = true): [string, string[]] => [
+  ENV,
+  ['-u', 'NODE_OPTIONS', ...(coverage ? [] : ['-u', 'NODE_V8_COVERAGE']), process.execPath, ...argv],
+]
+
+const argvFor = (dir: string | undefined, args: string[]): string[] =>
+  dir === undefined ? [BIN, ...args] : [BIN, '--dir', dir, ...args]
+
+/** Runs `podctl [--dir dir] args...` synchronously. */
+export const podctl = (dir: string | undefined, args: string[], opts: RunOptions = {}): Result => {
+  // Another user cannot write our coverage dir (node would say so on stderr).
+  const [cmd, argv] = launcher(argvFor(dir, args), opts.uid === undefined)
+  const r = spawnSync(cmd, argv, {
+    encoding: 'utf8',
+    input: opts.input ?? '',
+    ...(opts.env ? { env: opts.env } : {}),
+    ...(opts.uid !== undefined ? { uid: opts.uid } : {}),
+    ...(opts.gid !== undefined ? { gid: opts.gid } : {}),
+    ...(opts.cwd !== undefined ? { cwd: opts.cwd } : {}),
+  })
+  if (r.error) throw r.error
+  return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr }
+}
+
+/** Spawns a child and kills it at teardown if it is still alive. */
+export const spawnTracked = (t: Teardown, cmd: string, args: string[], opts: SpawnOptions = {}): ChildProcess => {
+  const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], ...opts })
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  })
+  return child
+}
+
+/** Collects a child's output and resolves when it has exited and its pipes closed. */
+export const finished = (child: ChildProcess): Promise<Result> =>
+  new Promise((resolve, reject) => {
+    let stdout = ''
+    let stderr = ''
+    child.stdout?.setEncoding('utf8').on('data', (s: string) => (stdout += s))
+    child.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr += s))
+    child.on('error', reject)
+    child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr }))
+  })
+
+/** Runs `podctl --dir dir args...` as an asynchronous child (killed at teardown). */
+export const podctlAsync = (t: Teardown, dir: string, args: string[], opts: RunOptions = {}): Promise<Result> => {
+  const [cmd, argv] = launcher(argvFor(dir, args))
+  const child = spawnTracked(t, cmd, argv, opts.env ? { env: opts.env } : {})
+  const done = finished(child)
+  child.stdin?.end(opts.input ?? '')
+  return done
+}
+
+/**
+ * Every entry under `root` (relative paths, directories with a trailing
+ * "/", symlinks as "-> target"), sorted; null when `root` does not exist.
+ * Never follows a symlink.
+ */
+export const tree = (root: string): string[] | null => {
+  if (!fs.existsSync(root)) return null
+  const out: string[] = []
+  const walk = (dir: string, rel: string): void => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name
+      const p = path.join(dir, e.name)
+      if (e.isSymbolicLink()) out.push(`${r} -> ${fs.readlinkSync(p)}`)
+      else if (e.isDirectory()) {
+        out.push(`${r}/`)
+        walk(p, r)
+      } else out.push(r)
+    }
+  }
+  walk(root, '')
+  return out.sort()
+}
+
+/** A valid one-app manifest whose program exists everywhere. */
+export const manifest = (over: Partial<PodManifest> = {}): PodManifest => ({
+  apiVersion: 'podctl/v1',
+  apps: [{ name: 'main', exec: ['/bin/sh', '-c', 'exit 0'] }],
+  ...over,
+})
+
+/** The pod UUIDs currently in one state dir. */
+export const podsIn = (dir: string, stateDir: string): string[] => {
+  try {
+    return fs.readdirSync(path.join(dir, 'pods', stateDir)).sort()
+  } catch {
+    return []
+  }
+}
+
+/** Where a pod's directory is, or undefined. */
+export const whereIs = (dir: string, uuid: string): string | undefined =>
+  ['embryo', 'prepare', 'prepared', 'run', 'exited-garbage', 'garbage'].find((d) =>
+    fs.existsSync(path.join(dir, 'pods', d, uuid)),
+  )
+
+/** A prepared pod, through the library. */
+export const preparedPod = async (dir: string, m: PodManifest = manifest(), sync = true): Promise<string> => {
+  const pod = await preparePod(dir, m, { sync })
+  return pod.uuid
+}
+
+/** An exited pod (run/, unlocked), through the library: created, run, unlocked. */
+export const exitedPod = async (dir: string, m: PodManifest = manifest(), sync = true): Promise<string> => {
+  const pod = await createPod(dir, m, { sync })
+  pod.toRun({ sync })
+  pod.unlock()
+  return pod.uuid
+}
+
+/** An aborted prepare (prepare/, unlocked): its creator gave up without cleaning up. */
+export const abortedPod = async (dir: string, m: PodManifest = manifest()): Promise<string> => {
+  const pod = await createPod(dir, m)
+  pod.unlock()
+  return pod.uuid
+}
+
+/** An exited pod marked garbage (exited-garbage/, unlocked). */
+export const exitedGarbagePod = async (dir: string): Promise<string> => {
+  const uuid = await exitedPod(dir)
+  const pod = podFromUUIDString(dir, uuid)
+  pod.toExitedGarbage()
+  pod.unlock()
+  return uuid
+}
+
+/** A prepared pod marked garbage (garbage/, unlocked). */
+export const garbagePod = async (dir: string): Promise<string> => {
+  const uuid = await preparedPod(dir)
+  const pod = podFromUUIDString(dir, uuid)
+  pod.toGarbage()
+  pod.unlock()
+  return uuid
+}
+
+export interface Holder {
+  child: ChildProcess
+  /** Lets the holder unlock and exit; resolves with its exit result. */
+  release(): Promise<Result>
+}
+
+/**
+ * Makes a prepared pod "running": a child process (test/helpers/cli-hold-lock.mjs)
+ * moves it to run/ and holds its lock until its stdin closes. Resolves once the
+ * child has printed "ready". The child is killed at teardown.
+ */
+export const holdRunning = async (t: Teardown, dir: string, uuid: string): Promise<Holder> => {
+  const child = spawnTracked(t, process.execPath, [HOLD_LOCK, dir, uuid])
+  const done = finished(child)
+  const rl = readline.createInterface({ input: child.stdout! })
+  const first = await new Promise<string>((resolve, reject) => {
+    rl.once('line', resolve)
+    child.once('exit', (code, sig) => reject(new Error(`lock holder exited before ready (${code ?? sig})`)))
+  })
+  rl.close()
+  if (first !== 'ready') throw new Error(`lock holder said ${JSON.stringify(first)}`)
+  return {
+    child,
+    release: () => {
+      child.stdin?.end()
+      return done
+    },
+  }
+}
+
+/** Keys of the pod JSON object (CONTRACT §5), in any order. */
+export const POD_KEYS = [
+  'uuid',
+  'name',
+  'state',
+  'created_at',
+  'started_at',
+  'gc_marked_at',
+  'pid',
+  'mutable',
+  'exit_code',
+  'labels',
+  'annotations',
+  'apps',
+].sort()
+export const APP_KEYS = ['name', 'type', 'state', 'pid', 'started_at', 'finished_at', 'exit_code'].sort()
+
+export const POD_STATES = [
+  'embryo',
+  'preparing',
+  'aborted prepare',
+  'prepared',
+  'running',
+  'exited',
+  'exited deleting',
+  'exited garbage',
+  'deleting',
+  'garbage',
+]
+
+/** Problems with a pod JSON object against CONTRACT §5; empty when it conforms. */
+export const podShapeProblems = (v: unknown): string[] => {
+  const p: string[] = []
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return ['not an object']
+  const o = v as Record<string, unknown>
+  const keys = Object.keys(o).sort()
+  if (JSON.stringify(keys) !== JSON.stringify(POD_KEYS)) p.push(`keys ${keys.join(',')}`)
+  const time = (k: string, x: unknown): void => {
+    if (x !== null && !(typeof x === 'string' && TIME_RE.test(x))) p.push(`${k}=${JSON.stringify(x)} is not RFC 3339 with ms or null`)
+  }
+  const intOrNull = (k: string, x: unknown): void => {
+    if (x !== null && !Number.isInteger(x)) p.push(`${k}=${JSON.stringify(x)} is not an integer or null`)
+  }
+  const strMap = (k: string, x: unknown): void => {
+    if (x === null || typeof x !== 'object' || Array.isArray(x) || Object.values(x).some((s) => typeof s !== 'string')) {
+      p.push(`${k} is not a string map`)
+    }
+  }
+  if (typeof o.uuid !== 'string' || !UUID_RE.test(o.uuid)) p.push(`uuid=${JSON.stringify(o.uuid)}`)
+  if (o.name !== null && typeof o.name !== 'string') p.push(`name=${JSON.stringify(o.name)}`)
+  if (typeof o.state !== 'string' || !POD_STATES.includes(o.state)) p.push(`state=${JSON.stringify(o.state)}`)
+  time('created_at', o.created_at)
+  time('started_at', o.started_at)
+  time('gc_marked_at', o.gc_marked_at)
+  intOrNull('pid', o.pid)
+  intOrNull('exit_code', o.exit_code)
+  if (typeof o.mutable !== 'boolean') p.push(`mutable=${JSON.stringify(o.mutable)}`)
+  strMap('labels', o.labels)
+  strMap('annotations', o.annotations)
+  if (!Array.isArray(o.apps)) p.push('apps is not an array')
+  else {
+    o.apps.forEach((a: unknown, i) => {
+      if (a === null || typeof a !== 'object' || Array.isArray(a)) {
+        p.push(`apps[${i}] is not an object`)
+        return
+      }
+      const ao = a as Record<string, unknown>
+      const ak = Object.keys(ao).sort()
+      if (JSON.stringify(ak) !== JSON.stringify(APP_KEYS)) p.push(`apps[${i}] keys ${ak.join(',')}`)
+      if (typeof ao.name !== 'string') p.push(`apps[${i}].name`)
+      if (!['init', 'regular', 'ephemeral'].includes(ao.type as string)) p.push(`apps[${i}].type=${JSON.stringify(ao.type)}`)
+      if (!['created', 'running', 'exited', 'unknown'].includes(ao.state as string)) p.push(`apps[${i}].state=${JSON.stringify(ao.state)}`)
+      intOrNull(`apps[${i}].pid`, ao.pid)
+      intOrNull(`apps[${i}].exit_code`, ao.exit_code)
+      time(`apps[${i}].started_at`, ao.started_at)
+      time(`apps[${i}].finished_at`, ao.finished_at)
+    })
+  }
+  return p
+}
+
+/** The JSON error objects (CONTRACT §4) among the lines of stderr. */
+export const jsonErrors = (stderr: string): unknown[] =>
+  stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as unknown)
+
+/**
+ * Parses podctl's table output (columns aligned under the header) into rows
+ * of header → cell. Cells may contain single spaces ("exited garbage").
+ */
+export const parseTable = (out: string): Record<string, string>[] => {
+  const lines = out.split('\n').filter((l) => l !== '')
+  const header = lines[0] ?? ''
+  const cols = [...header.matchAll(/\S+/g)].map((m) => ({ name: m[0], start: m.index! }))
+  return lines.slice(1).map((l) =>
+    Object.fromEntries(cols.map((c, i) => [c.name, l.slice(c.start, cols[i + 1]?.start ?? l.length).trim()])),
+  )
+}
+
+/** A pod locked by this (test) process; released at teardown. */
+export interface Held {
+  uuid: string
+  close(): void
+}
+
+const held = (t: Teardown, pod: { uuid: string; close(): void }): Held => {
+  t.teardown(() => pod.close())
+  return { uuid: pod.uuid, close: () => pod.close() }
+}
+
+/** "preparing": created, still locked by its creator (this process). */
+export const preparingPod = async (t: Teardown, dir: string): Promise<Held> => held(t, await createPod(dir, manifest()))
+
+/** "exited deleting": in exited-garbage/, locked by this process. */
+export const exitedDeletingPod = async (t: Teardown, dir: string): Promise<Held> => {
+  const pod = podFromUUIDString(dir, await exitedPod(dir))
+  pod.toExitedGarbage()
+  return held(t, pod)
+}
+
+/** "deleting": in garbage/, locked by this process. */
+export const deletingPod = async (t: Teardown, dir: string): Promise<Held> => {
+  const pod = podFromUUIDString(dir, await preparedPod(dir))
+  pod.toGarbage()
+  return held(t, pod)
+}
+
+/** "embryo": a bare directory in embryo/ (a creator that died right after mkdir). */
+export const embryoPod = (dir: string, uuid: string): string => {
+  fs.mkdirSync(path.join(dir, 'pods', 'embryo', uuid), { recursive: true })
+  return uuid
+}

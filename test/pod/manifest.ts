@@ -1,0 +1,485 @@
+// The manifest validator (CONTRACT §3, lib/pod/manifest.ts): every rule
+// with the exact field path and message, and a property test that no JSON
+// value makes it throw anything but a usage error.
+import t from 'tap'
+import fc from 'fast-check'
+import { PodctlError } from '../../lib/errors.js'
+import {
+  AppTypeMask,
+  MAX_MANIFEST_BYTES,
+  appType,
+  formatProblems,
+  manifestProblems,
+  parseManifest,
+  projectedPathProblem,
+  validateManifest,
+  visitApps,
+  type ManifestProblem,
+  type PodManifest,
+} from '../../lib/pod/manifest.js'
+
+const V = 'podctl/v1'
+const app = (over: Record<string, unknown> = {}): Record<string, unknown> => ({ name: 'main', exec: ['/bin/true'], ...over })
+const man = (over: Record<string, unknown> = {}): Record<string, unknown> => ({ apiVersion: V, apps: [app()], ...over })
+const vol = (over: Record<string, unknown>): Record<string, unknown> => ({ name: 'data', ...over })
+/** A manifest with one volume and one app mounting it. */
+const withVolume = (v: Record<string, unknown>): Record<string, unknown> =>
+  man({ volumes: [v], apps: [app({ mounts: [{ volume: v.name ?? 'data', path: '/data' }] })] })
+
+/** Asserts that `m` has exactly these problems (path, problem), in order. */
+const problems = (t: Tap, m: unknown, want: ManifestProblem[] | Array<[string, string | RegExp]>, msg?: string, opts?: { allowEphemeral?: boolean }): void => {
+  const got = manifestProblems(m, opts)
+  const expected = want.map((w) => (Array.isArray(w) ? { path: w[0], problem: w[1] } : w))
+  const what = msg ?? JSON.stringify(expected.map((e) => e.path))
+  if (expected.some((e) => e.problem instanceof RegExp)) t.match(got, expected, what)
+  else t.strictSame(got, expected, what)
+  t.equal(got.length, expected.length, `${msg ?? ''}: ${got.length} problem(s)`)
+  // validateManifest turns the same list into one EUSAGE message.
+  if (expected.length > 0) {
+    const er = t.throws(() => validateManifest(m, opts)) as PodctlError
+    t.type(er, PodctlError)
+    t.equal(er.code, 'EUSAGE')
+    t.equal(er.exitCode, 2)
+    t.equal(er.message, `invalid manifest: ${formatProblems(got)}`)
+  } else {
+    t.equal(validateManifest(m, opts), m, 'accepted: returns the same object')
+  }
+}
+type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
+const ok = (t: Tap, m: unknown, msg?: string, opts?: { allowEphemeral?: boolean }): void => problems(t, m, [], msg, opts)
+
+t.test('valid manifests', async (t) => {
+  ok(t, man(), 'the minimum')
+  ok(
+    t,
+    {
+      apiVersion: V,
+      name: 'web',
+      labels: { team: 'infra' },
+      annotations: { note: 'free text' },
+      mutable: false,
+      apps: [
+        { name: 'migrate', type: 'init', exec: ['/bin/sh', '-c', 'echo migrating'], env: { KEY: 'value', _k1: '' }, workingDirectory: '/' },
+        { name: 'web', type: 'regular', exec: ['sleep', '60', ''], mounts: [{ volume: 'data', path: '/var/lib/data', readOnly: false }] },
+      ],
+      volumes: [
+        { name: 'data', kind: 'empty' },
+        { name: 'etc', kind: 'host', source: '/etc', readOnly: true },
+        { name: 'cfg', kind: 'files', files: { 'a.txt': { content: 'x', mode: 0o644 }, 'dir/b.txt': { content: '' }, '.hidden': { content: 'y' } } },
+        { name: 'db', kind: 'persistent', claim: 'db-1', readOnly: false, accessMode: 'ReadWriteMany' },
+      ],
+    },
+    'CONTRACT §3 example with every kind of volume',
+  )
+  ok(t, man({ mutable: true, apps: [] }), 'a mutable pod may have no apps')
+  ok(t, man({ name: 'a' }), 'one-character name')
+  ok(t, man({ name: `a${'b'.repeat(62)}` }), '63 characters')
+  ok(t, man({ name: '0-a-' }), 'digits and hyphens')
+})
+
+t.test('not an object', async (t) => {
+  for (const [v, d] of [
+    [null, 'null'],
+    [[], 'an array'],
+    ['x', 'string "x"'],
+    [1, 'number 1'],
+    [true, 'boolean true'],
+  ] as const) {
+    problems(t, v, [['(top level)', `a manifest must be a JSON object, not ${d}`]], d)
+  }
+})
+
+t.test('unknown fields are errors at every level', async (t) => {
+  problems(t, man({ extra: 1 }), [['extra', 'unknown field (allowed: apiVersion, name, labels, annotations, mutable, apps, volumes)']], 'top level')
+  problems(t, man({ 'a b': 1 }), [['["a b"]', /^unknown field/]], 'a key that is not an identifier is quoted')
+  problems(t, man({ apps: [app({ image: 'x' })] }), [['apps[0].image', 'unknown field (allowed: name, type, exec, env, workingDirectory, mounts)']], 'app')
+  problems(
+    t,
+    man({ volumes: [vol({ kind: 'empty' })], apps: [app({ mounts: [{ volume: 'data', path: '/d', rw: true }] })] }),
+    [['apps[0].mounts[0].rw', 'unknown field (allowed: volume, path, readOnly)']],
+    'mount',
+  )
+  problems(t, man({ volumes: [vol({ kind: 'empty', source: '/x' })] }), [['volumes[0].source', 'unknown field (allowed: name, kind)']], 'empty volume')
+  problems(t, man({ volumes: [vol({ kind: 'host', source: '/x', claim: 'c' })] }), [['volumes[0].claim', 'unknown field (allowed: name, kind, source, readOnly)']], 'host volume')
+  problems(t, man({ volumes: [vol({ kind: 'files', files: {}, source: '/x' })] }), [['volumes[0].source', 'unknown field (allowed: name, kind, files)']], 'files volume')
+  problems(
+    t,
+    man({ volumes: [vol({ kind: 'persistent', claim: 'c', files: {} })] }),
+    [['volumes[0].files', 'unknown field (allowed: name, kind, claim, readOnly, accessMode)']],
+    'persistent volume',
+  )
+  problems(
+    t,
+    man({ volumes: [vol({ kind: 'files', files: { 'a.txt': { content: 'x', owner: 'root' } } })] }),
+    [['volumes[0].files["a.txt"].owner', 'unknown field (allowed: content, mode)']],
+    'projected file',
+  )
+})
+
+t.test('apiVersion', async (t) => {
+  problems(t, man({ apiVersion: 'podctl/v2' }), [['apiVersion', 'must be "podctl/v1", not string "podctl/v2"']])
+  problems(t, man({ apiVersion: 1 }), [['apiVersion', 'must be "podctl/v1", not number 1']])
+  const { apiVersion: _, ...rest } = man()
+  problems(t, rest, [['apiVersion', /^must be "podctl\/v1"/]], 'missing')
+})
+
+t.test('a missing field is called missing', async (t) => {
+  // "not undefined undefined" tells the user nothing.
+  const { apiVersion: _, ...noVersion } = man()
+  const cases: Array<[string, unknown]> = [
+    ['apiVersion', noVersion],
+    ['apps', { apiVersion: V }],
+    ['apps[0].name', man({ apps: [{ exec: ['x'] }] })],
+    ['volumes[0].source', man({ volumes: [vol({ kind: 'host' })] })],
+  ]
+  for (const [field, m] of cases) {
+    const p = manifestProblems(m).find((x) => x.path === field)
+    t.ok(p, `${field} is reported`)
+    t.notMatch(p?.problem ?? '', /undefined undefined/, `${field}: the problem does not read "not undefined undefined"`, {
+      todo: 'bug: lib/pod/manifest.ts describe(undefined) gives "undefined undefined" (typeof + JSON.stringify(undefined)); a missing field should read e.g. "is required" or "is missing"',
+    })
+  }
+})
+
+t.test('pod name syntax', async (t) => {
+  const rule = 'must be 1 to 63 characters of a-z, 0-9 and "-", starting with a letter or digit'
+  for (const bad of ['', 'Web', '-web', 'web_1', 'a.b', 'é', `a${'b'.repeat(63)}`, ' web']) {
+    problems(t, man({ name: bad }), [['name', `${JSON.stringify(bad)} ${rule}`]], JSON.stringify(bad))
+  }
+  problems(t, man({ name: 5 }), [['name', 'must be a string, not number 5']])
+  problems(t, man({ name: 'a\0b' }), [['name', 'must not contain a NUL character']])
+})
+
+t.test('labels and annotations are string maps', async (t) => {
+  for (const field of ['labels', 'annotations']) {
+    problems(t, man({ [field]: [] }), [[field, 'must be an object of strings, not an array']], `${field}: an array`)
+    problems(t, man({ [field]: 'x' }), [[field, 'must be an object of strings, not string "x"']], `${field}: a string`)
+    problems(t, man({ [field]: null }), [[field, 'must be an object of strings, not null']], `${field}: null`)
+    problems(t, man({ [field]: { team: 1 } }), [[`${field}.team`, 'must be a string, not number 1']], `${field}: a number value`)
+    problems(t, man({ [field]: { 'a/b': {} } }), [[`${field}["a/b"]`, 'must be a string, not an object']], `${field}: an object value, quoted key`)
+    problems(t, man({ [field]: { '': 'x' } }), [[field, 'has an empty or invalid key ""']], `${field}: an empty key`)
+  }
+})
+
+t.test('mutable', async (t) => {
+  problems(t, man({ mutable: 'yes' }), [['mutable', 'must be true or false, not string "yes"']])
+})
+
+t.test('apps', async (t) => {
+  problems(t, man({ apps: {} }), [['apps', 'must be an array, not an object']])
+  problems(t, { apiVersion: V }, [['apps', /^must be an array/]], 'missing')
+  problems(t, man({ apps: [] }), [['apps', 'must have at least one app (only a mutable pod may start with none)']])
+  problems(t, man({ apps: [], mutable: false }), [['apps', /at least one app/]], 'mutable false')
+  problems(t, man({ apps: ['x'] }), [['apps[0]', 'must be an object, not string "x"']])
+  problems(t, man({ apps: [app(), app()] }), [['apps[1].name', '"main" is the name of another app']], 'duplicate names')
+  problems(t, man({ apps: [app(), app({ name: 'b' }), app({ name: 'b' })] }), [['apps[2].name', '"b" is the name of another app']])
+  problems(t, man({ apps: [app({ name: 'Main' })] }), [['apps[0].name', /^"Main" must be 1 to 63 characters/]], 'app name syntax')
+})
+
+t.test('app type', async (t) => {
+  problems(t, man({ apps: [app({ type: 'daemon' })] }), [['apps[0].type', 'must be "init", "regular" or "ephemeral", not string "daemon"']])
+  problems(t, man({ apps: [app({ type: null })] }), [['apps[0].type', /not null$/]])
+  problems(t, man({ apps: [app({ type: 'ephemeral' })] }), [['apps[0].type', 'ephemeral apps are only added to a running mutable pod, with "podctl app add --ephemeral"']], 'ephemeral refused')
+  ok(t, man({ apps: [app({ type: 'ephemeral' })] }), 'ephemeral allowed with allowEphemeral', { allowEphemeral: true })
+  ok(t, man({ apps: [app({ type: 'init' }), app({ name: 'r', type: 'regular' })] }))
+})
+
+t.test('exec', async (t) => {
+  problems(t, man({ apps: [app({ exec: [] })] }), [['apps[0].exec', 'must be a non-empty array of strings, not an empty array']])
+  problems(t, man({ apps: [app({ exec: 'ls -l' })] }), [['apps[0].exec', 'must be a non-empty array of strings, not string "ls -l"']])
+  problems(t, man({ apps: [{ name: 'a' }] }), [['apps[0].exec', /^must be a non-empty array of strings/]], 'missing')
+  problems(t, man({ apps: [app({ exec: ['ls', 1] })] }), [['apps[0].exec[1]', 'must be a string, not number 1']])
+  problems(t, man({ apps: [app({ exec: ['ls', 'a\0b'] })] }), [['apps[0].exec[1]', 'must not contain a NUL character']])
+  problems(t, man({ apps: [app({ exec: [''] })] }), [['apps[0].exec[0]', 'must name a program']])
+  problems(t, man({ apps: [app({ exec: ['bin/sh'] })] }), [['apps[0].exec[0]', '"bin/sh" must be an absolute path or a name to look up on PATH']])
+  problems(t, man({ apps: [app({ exec: ['./run'] })] }), [['apps[0].exec[0]', /must be an absolute path or a name/]])
+  ok(t, man({ apps: [app({ exec: ['sh'] })] }), 'a bare name')
+  ok(t, man({ apps: [app({ exec: ['/usr/bin/env', ''] })] }), 'an absolute path and an empty argument')
+})
+
+t.test('env', async (t) => {
+  problems(t, man({ apps: [app({ env: ['A=1'] })] }), [['apps[0].env', 'must be an object of strings, not an array']])
+  problems(t, man({ apps: [app({ env: { KEY: 1 } })] }), [['apps[0].env.KEY', 'must be a string, not number 1']])
+  for (const bad of ['1X', 'A-B', 'A=B', 'A B', 'É']) {
+    problems(t, man({ apps: [app({ env: { [bad]: 'v' } })] }), [[`apps[0].env[${JSON.stringify(bad)}]`, 'is not a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)']], JSON.stringify(bad))
+  }
+  problems(t, man({ apps: [app({ env: { '': 'v' } })] }), [['apps[0].env', 'has an empty or invalid key ""']])
+  ok(t, man({ apps: [app({ env: { _: '', a1: 'x', PATH: '/bin' } })] }))
+})
+
+t.test('workingDirectory', async (t) => {
+  problems(t, man({ apps: [app({ workingDirectory: 'rel' })] }), [['apps[0].workingDirectory', '"rel" must be an absolute path']])
+  problems(t, man({ apps: [app({ workingDirectory: '/a/../b' })] }), [['apps[0].workingDirectory', '"/a/../b" must not contain ".."']])
+  problems(t, man({ apps: [app({ workingDirectory: '' })] }), [['apps[0].workingDirectory', 'must not be empty']])
+  problems(t, man({ apps: [app({ workingDirectory: 1 })] }), [['apps[0].workingDirectory', 'must be a string, not number 1']])
+})
+
+t.test('mounts', async (t) => {
+  const vols = [vol({ kind: 'empty' }), vol({ name: 'other', kind: 'empty' })]
+  const mounts = (ms: unknown): Record<string, unknown> => man({ volumes: vols, apps: [app({ mounts: ms })] })
+  problems(t, mounts({}), [['apps[0].mounts', 'must be an array, not an object']])
+  problems(t, mounts(['x']), [['apps[0].mounts[0]', 'must be an object, not string "x"']])
+  problems(t, mounts([{ volume: 'nope', path: '/d' }]), [['apps[0].mounts[0].volume', 'names no volume of the pod: "nope" is not in "volumes"']], 'an unknown volume')
+  problems(
+    t,
+    man({ apps: [app({ mounts: [{ volume: 'data', path: '/d' }] })] }),
+    [['apps[0].mounts[0].volume', 'names no volume of the pod: "data" is not in "volumes"']],
+    'no volumes at all',
+  )
+  problems(t, mounts([{ volume: 'Data', path: '/d' }]), [['apps[0].mounts[0].volume', /^"Data" must be 1 to 63/]])
+  problems(t, mounts([{ volume: 'data', path: 'd' }]), [['apps[0].mounts[0].path', '"d" must be an absolute path']])
+  problems(t, mounts([{ volume: 'data', path: '/a/../d' }]), [['apps[0].mounts[0].path', '"/a/../d" must not contain ".."']])
+  problems(t, mounts([{ volume: 'data', path: '/' }]), [['apps[0].mounts[0].path', 'cannot be "/", the app root itself']])
+  problems(t, mounts([{ volume: 'data', path: '/d', readOnly: 'no' }]), [['apps[0].mounts[0].readOnly', 'must be true or false, not string "no"']])
+  problems(
+    t,
+    mounts([
+      { volume: 'data', path: '/d' },
+      { volume: 'other', path: '/d' },
+    ]),
+    [['apps[0].mounts[1].path', '"/d" is already the mount path of apps[0].mounts[0]']],
+    'duplicate mount paths',
+  )
+  problems(
+    t,
+    mounts([
+      { volume: 'data', path: '/a/b' },
+      { volume: 'other', path: '/a//b' },
+    ]),
+    [['apps[0].mounts[1].path', '"/a//b" is already the mount path of apps[0].mounts[0]']],
+    'duplicates after normalization',
+  )
+  ok(
+    t,
+    man({ volumes: vols, apps: [app({ mounts: [{ volume: 'data', path: '/d' }] }), app({ name: 'b', mounts: [{ volume: 'data', path: '/d' }] })] }),
+    'the same path in two apps is fine',
+  )
+  // volumes that are not an array: the mount check cannot know the names
+  problems(t, man({ volumes: {}, apps: [app({ mounts: [{ volume: 'data', path: '/d' }] })] }), [['volumes', 'must be an array, not an object']])
+})
+
+t.test('a trailing slash does not make a mount path different', async (t) => {
+  const m = man({
+    volumes: [vol({ kind: 'empty' }), vol({ name: 'other', kind: 'empty' })],
+    apps: [
+      app({
+        mounts: [
+          { volume: 'data', path: '/d' },
+          { volume: 'other', path: '/d/' },
+        ],
+      }),
+    ],
+  })
+  t.match(manifestProblems(m), [{ path: 'apps[0].mounts[1].path', problem: /already the mount path/ }], '"/d" and "/d/" are the same mount path', {
+    todo: 'bug: lib/pod/manifest.ts compares mount paths after path.posix.normalize, which keeps a trailing "/": "/d" and "/d/" both pass; strip trailing slashes before comparing',
+  })
+})
+
+t.test('volumes', async (t) => {
+  problems(t, man({ volumes: 'x' }), [['volumes', 'must be an array, not string "x"']])
+  problems(t, man({ volumes: [1] }), [['volumes[0]', 'must be an object, not number 1']])
+  problems(t, man({ volumes: [vol({ name: 'A', kind: 'empty' })] }), [['volumes[0].name', /^"A" must be 1 to 63/]])
+  problems(t, man({ volumes: [vol({ kind: 'empty' }), vol({ kind: 'empty' })] }), [['volumes[1].name', '"data" is the name of another volume']])
+  problems(t, man({ volumes: [vol({ kind: 'tmpfs' })] }), [['volumes[0].kind', 'must be one of "empty", "host", "files", "persistent", not string "tmpfs"']])
+  problems(t, man({ volumes: [vol({})] }), [['volumes[0].kind', /^must be one of "empty", "host", "files", "persistent"/]], 'missing kind')
+  ok(t, withVolume(vol({ kind: 'empty' })))
+})
+
+t.test('host volumes', async (t) => {
+  problems(t, withVolume(vol({ kind: 'host', source: 'rel' })), [['volumes[0].source', '"rel" must be an absolute path']])
+  problems(t, withVolume(vol({ kind: 'host', source: '/a/../etc' })), [['volumes[0].source', '"/a/../etc" must not contain ".."']])
+  problems(t, withVolume(vol({ kind: 'host', source: '' })), [['volumes[0].source', 'must not be empty']])
+  problems(t, withVolume(vol({ kind: 'host' })), [['volumes[0].source', /^must be a string/]], 'missing source')
+  problems(t, withVolume(vol({ kind: 'host', source: '/x', readOnly: 1 })), [['volumes[0].readOnly', 'must be true or false, not number 1']])
+  ok(t, withVolume(vol({ kind: 'host', source: '/srv/data', readOnly: true })))
+})
+
+t.test('files volumes', async (t) => {
+  const files = (f: unknown): Record<string, unknown> => withVolume(vol({ kind: 'files', files: f }))
+  problems(t, files([]), [['volumes[0].files', 'must be an object mapping relative paths to {"content", "mode"}, not an array']])
+  problems(t, withVolume(vol({ kind: 'files' })), [['volumes[0].files', /^must be an object mapping relative paths/]], 'missing files')
+  const bad: Array<[string, string]> = [
+    ['../escape', 'must not contain ".."'],
+    ['a/../../b', 'must not contain ".."'],
+    ['a/..', 'must not contain ".."'],
+    ['/etc/passwd', 'must be a relative path'],
+    ['..data', 'must not have a part starting with ".."'],
+    ['a/..data/b', 'must not have a part starting with ".."'],
+    ['..2026_01_01', 'must not have a part starting with ".."'],
+    ['a//b', 'must be a normalized path (no "//", "." or trailing "/")'],
+    ['./a', 'must be a normalized path (no "//", "." or trailing "/")'],
+    ['a/./b', 'must be a normalized path (no "//", "." or trailing "/")'],
+    ['a/', 'must be a normalized path (no "//", "." or trailing "/")'],
+    ['.', 'must be a normalized path (no "//", "." or trailing "/")'],
+    ['', 'must not be empty'],
+    ['a\0b', 'must not contain a NUL character'],
+    ['a-'.repeat(2049), 'is longer than 4096 characters'],
+  ]
+  for (const [p, why] of bad) {
+    problems(t, files({ [p]: { content: 'x' } }), [[`volumes[0].files[${JSON.stringify(p)}]`, why]], JSON.stringify(p.slice(0, 20)))
+    t.equal(projectedPathProblem(p), why, `projectedPathProblem(${JSON.stringify(p.slice(0, 20))})`)
+  }
+  for (const good of ['a', 'a.txt', 'dir/b', '.hidden', 'a..b', 'x/.y', '...']) {
+    t.equal(projectedPathProblem(good), good === '...' ? 'must not have a part starting with ".."' : undefined, JSON.stringify(good))
+  }
+  problems(
+    t,
+    files({ a: { content: 'x' }, 'a/b': { content: 'y' } }),
+    [['volumes[0].files["a/b"]', 'conflicts with "a": a path cannot be both a file and a directory']],
+    'a file that is also a directory',
+  )
+  problems(t, files({ a: 'x' }), [['volumes[0].files.a', 'must be an object {"content": ..., "mode": ...}, not string "x"']])
+  problems(t, files({ a: {} }), [['volumes[0].files.a.content', /^must be a string/]], 'missing content')
+  problems(t, files({ a: { content: 1 } }), [['volumes[0].files.a.content', 'must be a string, not number 1']])
+  for (const mode of [512, -1, 1.5, '0644', null]) {
+    problems(t, files({ a: { content: '', mode } }), [['volumes[0].files.a.mode', /^must be an integer from 0 to 511 \(0777\), not /]], `mode ${JSON.stringify(mode)}`)
+  }
+  ok(t, files({ a: { content: '', mode: 0 } }), 'mode 0')
+  ok(t, files({ a: { content: '', mode: 511 } }), 'mode 0777')
+})
+
+t.test('persistent volumes', async (t) => {
+  problems(t, withVolume(vol({ kind: 'persistent', claim: 'Bad' })), [['volumes[0].claim', /^"Bad" must be 1 to 63/]])
+  problems(t, withVolume(vol({ kind: 'persistent' })), [['volumes[0].claim', /^must be a string/]], 'missing claim')
+  problems(t, withVolume(vol({ kind: 'persistent', claim: 'c', accessMode: 'ReadOnlyMany' })), [['volumes[0].accessMode', 'must be "ReadWriteOnce" or "ReadWriteMany", not string "ReadOnlyMany"']])
+  problems(t, withVolume(vol({ kind: 'persistent', claim: 'c', readOnly: 'yes' })), [['volumes[0].readOnly', 'must be true or false, not string "yes"']])
+  ok(t, withVolume(vol({ kind: 'persistent', claim: 'c', accessMode: 'ReadWriteOnce' })))
+})
+
+t.test('every problem is reported, in one message', async (t) => {
+  const m = { apiVersion: 'v0', name: 'X', extra: true, apps: [{ name: 'a', exec: [] }, { name: 'a', exec: ['x'], type: 'bad' }] }
+  const got = manifestProblems(m)
+  t.strictSame(
+    got.map((p) => p.path),
+    ['extra', 'apiVersion', 'name', 'apps[0].exec', 'apps[1].type', 'apps[1].name'],
+  )
+  t.throws(() => validateManifest(m), {
+    code: 'EUSAGE',
+    message: /^invalid manifest: extra: unknown field .*; apiVersion: must be "podctl\/v1", not string "v0"; name: .*; apps\[0\]\.exec: .*; apps\[1\]\.type: .*; apps\[1\]\.name: "a" is the name of another app$/,
+    hint: /Documentation\/manifest\.md/,
+  })
+})
+
+t.test('parseManifest', async (t) => {
+  t.strictSame(parseManifest(JSON.stringify(man())), man())
+  t.throws(() => parseManifest('{'), { code: 'EUSAGE', message: /^invalid manifest: not valid JSON: / })
+  t.throws(() => parseManifest(''), { code: 'EUSAGE', message: /^invalid manifest: not valid JSON/ })
+  t.throws(() => parseManifest(' '.repeat(MAX_MANIFEST_BYTES + 1)), { code: 'EUSAGE', message: `invalid manifest: larger than ${MAX_MANIFEST_BYTES} bytes` })
+  t.throws(() => parseManifest('[]'), { code: 'EUSAGE', message: 'invalid manifest: (top level): a manifest must be a JSON object, not an array' })
+  t.throws(() => parseManifest(JSON.stringify(man({ apps: [app({ type: 'ephemeral' })] }))), { code: 'EUSAGE' })
+  t.ok(parseManifest(JSON.stringify(man({ apps: [app({ type: 'ephemeral' })] })), { allowEphemeral: true }))
+  t.throws(() => parseManifest('{"apiVersion":"podctl/v1","apps":[{"name":"a","exec":["x"]}],"__proto__":{}}'), { code: 'EUSAGE', message: /__proto__: unknown field/ }, 'a __proto__ key is just an unknown field')
+})
+
+t.test('appType and visitApps', async (t) => {
+  const m = validateManifest(
+    man({ apps: [app({ name: 'i1', type: 'init' }), app({ name: 'r1' }), app({ name: 'e1', type: 'ephemeral' }), app({ name: 'i2', type: 'init' }), app({ name: 'r2', type: 'regular' })] }),
+    { allowEphemeral: true },
+  ) as PodManifest
+  t.equal(appType(m.apps[1]!), 'regular', 'the default type is regular')
+  const visit = (mask: number): string[] => {
+    const names: string[] = []
+    visitApps(m, mask, (a) => void names.push(a.name))
+    return names
+  }
+  t.strictSame(visit(AppTypeMask.init), ['i1', 'i2'])
+  t.strictSame(visit(AppTypeMask.regular), ['r1', 'r2'])
+  t.strictSame(visit(AppTypeMask.ephemeral), ['e1'])
+  t.strictSame(visit(AppTypeMask.init | AppTypeMask.regular), ['i1', 'r1', 'i2', 'r2'])
+  t.strictSame(visit(AppTypeMask.all), ['i1', 'r1', 'e1', 'i2', 'r2'])
+  t.strictSame(visit(0), [])
+  const seen: string[] = []
+  t.equal(
+    visitApps(m, AppTypeMask.all, (a) => {
+      seen.push(a.name)
+      return a.name !== 'e1'
+    }),
+    false,
+    'stops when fn returns false',
+  )
+  t.strictSame(seen, ['i1', 'r1', 'e1'])
+})
+
+/** Asserts the property: returns the value, or throws EUSAGE "invalid manifest: ...". */
+const neverCrashes = (v: unknown, opts?: { allowEphemeral?: boolean }): boolean => {
+  try {
+    const r = validateManifest(v, opts)
+    return r === v && manifestProblems(v, opts).length === 0
+  } catch (er) {
+    return er instanceof PodctlError && er.code === 'EUSAGE' && er.message.startsWith('invalid manifest:') && manifestProblems(v, opts).length > 0
+  }
+}
+
+t.test('property: any JSON value is accepted or refused with EUSAGE, never another exception', async (t) => {
+  t.doesNotThrow(() => fc.assert(fc.property(fc.jsonValue(), (v) => neverCrashes(v)), { numRuns: 2000 }))
+  t.doesNotThrow(() => fc.assert(fc.property(fc.jsonValue(), (v) => neverCrashes(JSON.parse(JSON.stringify(v)), { allowEphemeral: true })), { numRuns: 500 }))
+})
+
+t.test('property: mutated valid manifests are accepted or refused with EUSAGE', async (t) => {
+  // Random JSON is almost never close to a manifest; start from valid ones
+  // and replace or add one field at some depth with random JSON.
+  const name = fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,8}$/)
+  const appArb = fc.record(
+    {
+      name,
+      type: fc.constantFrom('init', 'regular', 'ephemeral'),
+      exec: fc.array(fc.string(), { minLength: 1, maxLength: 3 }),
+      env: fc.dictionary(fc.string(), fc.string(), { maxKeys: 3 }),
+      workingDirectory: fc.constantFrom('/', '/srv', 'rel', '/a/../b'),
+      mounts: fc.array(fc.record({ volume: name, path: fc.constantFrom('/d', '/d/', '/', 'x', '/a/../b'), readOnly: fc.boolean() }), { maxLength: 2 }),
+    },
+    { requiredKeys: ['name', 'exec'] },
+  )
+  const volArb = fc.oneof(
+    fc.record({ name, kind: fc.constant('empty') }),
+    fc.record({ name, kind: fc.constant('host'), source: fc.constantFrom('/srv', 'rel', '/a/../b', ''), readOnly: fc.boolean() }),
+    fc.record({ name, kind: fc.constant('files'), files: fc.dictionary(fc.constantFrom('a', 'a/b', '../x', '/x', '..data', 'a//b', ''), fc.record({ content: fc.string(), mode: fc.integer({ min: -1, max: 600 }) }), { maxKeys: 3 }) }),
+    fc.record({ name, kind: fc.constant('persistent'), claim: name, accessMode: fc.constantFrom('ReadWriteOnce', 'ReadWriteMany', 'x') }),
+  )
+  const manifestArb = fc.record(
+    {
+      apiVersion: fc.constant(V),
+      name,
+      labels: fc.dictionary(fc.string(), fc.string(), { maxKeys: 3 }),
+      annotations: fc.dictionary(fc.string(), fc.string(), { maxKeys: 3 }),
+      mutable: fc.boolean(),
+      apps: fc.array(appArb, { maxLength: 3 }),
+      volumes: fc.array(volArb, { maxLength: 3 }),
+    },
+    { requiredKeys: ['apiVersion', 'apps'] },
+  )
+  // A path into the value and a JSON value to put there.
+  const mutate = (m: unknown, steps: number[], key: string, value: unknown): unknown => {
+    const copy = JSON.parse(JSON.stringify(m)) as unknown
+    let cur: unknown = copy
+    for (const s of steps) {
+      if (cur === null || typeof cur !== 'object') break
+      const keys = Object.keys(cur)
+      if (keys.length === 0) break
+      const next = (cur as Record<string, unknown>)[keys[s % keys.length]!]
+      if (next === null || typeof next !== 'object') {
+        ;(cur as Record<string, unknown>)[keys[s % keys.length]!] = value
+        return copy
+      }
+      cur = next
+    }
+    if (cur !== null && typeof cur === 'object') (cur as Record<string, unknown>)[Array.isArray(cur) ? 0 : key] = value
+    return copy
+  }
+  let accepted = 0
+  let refused = 0
+  t.doesNotThrow(() =>
+    fc.assert(
+      fc.property(manifestArb, fc.array(fc.nat(), { maxLength: 5 }), fc.string(), fc.jsonValue({ maxDepth: 2 }), fc.boolean(), (m, steps, key, value, doMutate) => {
+        const v = doMutate ? mutate(m, steps, key, value) : m
+        const good = neverCrashes(v, { allowEphemeral: true })
+        if (manifestProblems(v, { allowEphemeral: true }).length === 0) accepted++
+        else refused++
+        return good
+      }),
+      { numRuns: 1500 },
+    ),
+  )
+  t.ok(accepted > 0, `some generated manifests are valid (${accepted})`)
+  t.ok(refused > 0, `some are refused (${refused})`)
+})

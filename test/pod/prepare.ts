@@ -1,0 +1,55 @@
+// Preparing a pod (lib/pod/prepare.ts): program lookup, and nothing left
+// behind when creation fails.
+import t from 'tap'
+import fs from 'node:fs'
+import path from 'node:path'
+import { appRoot, checkExecs, createPod, execProblems, findOnPath, preparePod } from '../../lib/pod/prepare.js'
+import type { PodManifest } from '../../lib/pod/manifest.js'
+import { POD_DIRS } from '../../lib/pod/layout.js'
+import { dataDir, manifest } from '../helpers/pod-util.js'
+
+const m = (exec: string[]): PodManifest => manifest({ apps: [{ name: 'a', exec }] }) as PodManifest
+
+t.test('findOnPath', async (t) => {
+  const dir = t.testdir({ bin: { tool: '#!/bin/sh\n', 'not-exec': 'x', sub: {} } })
+  fs.chmodSync(path.join(dir, 'bin', 'tool'), 0o755)
+  const p = `${path.join(dir, 'nope')}::${path.join(dir, 'bin')}`
+  t.equal(findOnPath('tool', p), path.join(dir, 'bin', 'tool'))
+  t.equal(findOnPath('sub', p), undefined, 'a directory is not a program')
+  t.equal(findOnPath('missing', p), undefined)
+  t.equal(findOnPath('sh', '/bin:/usr/bin'), fs.existsSync('/bin/sh') ? '/bin/sh' : '/usr/bin/sh')
+})
+
+t.test('execProblems and checkExecs name the app and say what is wrong', async (t) => {
+  t.strictSame(execProblems(m(['/bin/sh'])), [])
+  t.strictSame(execProblems(m(['sh']), '/bin:/usr/bin'), [])
+  t.strictSame(execProblems(m(['/no/such/prog'])), [{ path: 'apps[0].exec[0]', problem: '"/no/such/prog" is not an executable file' }])
+  t.strictSame(execProblems(m(['/etc'])), [{ path: 'apps[0].exec[0]', problem: '"/etc" is not an executable file' }])
+  t.strictSame(execProblems(m(['no-such-program-here']), '/bin'), [{ path: 'apps[0].exec[0]', problem: '"no-such-program-here" was not found on PATH' }])
+  t.throws(() => checkExecs(m(['no-such-program-here']), '/bin'), {
+    code: 'EUSAGE',
+    message: 'invalid manifest: apps[0].exec[0]: "no-such-program-here" was not found on PATH',
+    hint: /absolute path or a program on PATH/,
+  })
+  t.doesNotThrow(() => checkExecs(m(['/bin/sh'])))
+})
+
+t.test('a creation that fails midway leaves nothing behind', async (t) => {
+  const dir = dataDir(t)
+  // Two apps with the same name (an unvalidated manifest): the second app
+  // root cannot be created.
+  const bad = { apiVersion: 'podctl/v1', apps: [{ name: 'a', exec: ['x'] }, { name: 'a', exec: ['x'] }] } as PodManifest
+  await t.rejects(createPod(dir, bad), { code: 'EEXIST' })
+  for (const d of POD_DIRS) t.strictSame(fs.readdirSync(path.join(dir, 'pods', d)), [], `pods/${d} is empty`)
+  t.strictSame(fs.readdirSync(path.join(dir, 'locks')), [], 'no lock left')
+})
+
+t.test('preparePod leaves a prepared pod with its app roots', async (t) => {
+  const dir = dataDir(t)
+  const pod = await preparePod(dir, manifest({ apps: [{ name: 'x', exec: ['true'] }, { name: 'y', exec: ['true'] }] }) as PodManifest)
+  t.equal(pod.state, 'prepared')
+  t.equal(appRoot(pod.path, 'x'), path.join(pod.path, 'apps', 'x'))
+  t.ok(fs.statSync(appRoot(pod.path, 'x')).isDirectory())
+  t.ok(fs.statSync(appRoot(pod.path, 'y')).isDirectory())
+  t.strictSame(fs.readdirSync(pod.path).sort(), ['apps', 'manifest', 'pod.json'], 'no temporaries')
+})

@@ -1,0 +1,76 @@
+// The pod record, pod.json (lib/pod/record.ts): written by atomic
+// replace, read leniently.
+import t from 'tap'
+import fs from 'node:fs'
+import path from 'node:path'
+import { RECORD_FILE, emptyRecord, initialRecord, isoTime, readRecord, writeFileAtomic, writeRecord } from '../../lib/pod/record.js'
+import type { PodManifest } from '../../lib/pod/manifest.js'
+
+const UUID = '8c3b1f0e-2a4d-4c4b-9a57-0d7c4b1e2f3a'
+
+t.test('isoTime is RFC 3339 UTC with milliseconds', async (t) => {
+  t.equal(isoTime(0), '1970-01-01T00:00:00.000Z')
+  t.equal(isoTime(new Date('2026-11-22T04:00:01.5Z')), '2026-11-22T04:00:01.500Z')
+  t.match(isoTime(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+})
+
+t.test('initialRecord', async (t) => {
+  const m: PodManifest = {
+    apiVersion: 'podctl/v1',
+    name: 'web',
+    mutable: true,
+    labels: { a: 'b' },
+    apps: [
+      { name: 'i', type: 'init', exec: ['x'] },
+      { name: 'r', exec: ['x'] },
+    ],
+  }
+  const r = initialRecord(UUID, m, new Date(0))
+  t.strictSame(r, {
+    uuid: UUID,
+    name: 'web',
+    created_at: '1970-01-01T00:00:00.000Z',
+    started_at: null,
+    gc_marked_at: null,
+    pid: null,
+    mutable: true,
+    exit_code: null,
+    labels: { a: 'b' },
+    annotations: {},
+    apps: [
+      { name: 'i', type: 'init', state: 'created', pid: null, started_at: null, finished_at: null, exit_code: null },
+      { name: 'r', type: 'regular', state: 'created', pid: null, started_at: null, finished_at: null, exit_code: null },
+    ],
+  })
+  t.not(r.labels, m.labels, 'labels are copied, not shared')
+  t.equal(initialRecord(UUID, { apiVersion: 'podctl/v1', apps: [] }, new Date()).name, null)
+  t.equal(emptyRecord(UUID).uuid, UUID)
+  t.strictSame(emptyRecord(UUID).apps, [])
+})
+
+t.test('writeRecord and readRecord', async (t) => {
+  const dir = t.testdir({})
+  t.equal(readRecord(dir), undefined, 'no pod.json')
+  t.equal(readRecord(path.join(dir, 'missing')), undefined, 'no pod dir')
+  const r = emptyRecord(UUID)
+  writeRecord(dir, r)
+  t.strictSame(readRecord(dir), r)
+  t.equal(fs.statSync(path.join(dir, RECORD_FILE)).mode & 0o777, 0o640, '0640')
+  t.strictSame(fs.readdirSync(dir), [RECORD_FILE], 'no temporary left')
+  for (const bad of ['{', 'null', '[]', '"x"', '{"apps": {}}']) {
+    fs.writeFileSync(path.join(dir, RECORD_FILE), bad)
+    t.equal(readRecord(dir), undefined, `damaged: ${bad}`)
+  }
+})
+
+t.test('writeFileAtomic replaces, never leaves a temporary, and fails cleanly', async (t) => {
+  const dir = t.testdir({ f: 'old' })
+  writeFileAtomic(dir, 'f', 'new', { sync: true })
+  t.equal(fs.readFileSync(path.join(dir, 'f'), 'utf8'), 'new')
+  t.strictSame(fs.readdirSync(dir), ['f'])
+  fs.mkdirSync(path.join(dir, 'adir'))
+  fs.writeFileSync(path.join(dir, 'adir', 'x'), '')
+  t.throws(() => writeFileAtomic(dir, 'adir', 'x'), 'renaming a file over a non-empty dir fails')
+  t.strictSame(fs.readdirSync(dir).sort(), ['adir', 'f'], 'and leaves no temporary')
+  t.throws(() => writeFileAtomic(path.join(dir, 'missing'), 'f', 'x'), { code: 'ENOENT' })
+})
