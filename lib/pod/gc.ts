@@ -174,7 +174,7 @@ export const removePod = (pod: Pod): void => {
   const short = pod.uuid.slice(0, 8)
   switch (pod.state) {
     case 'running':
-      throw new PodctlError('EBADSTATE', `pod ${short} is running`, `stop it first: podctl stop ${short}`)
+      throw new PodctlError('EBADSTATE', `pod ${short} is running; stop it: podctl stop ${short}`)
     case 'preparing':
     case 'deleting':
     case 'exited deleting':
