@@ -7,6 +7,7 @@ import { PodctlError } from '../errors.js'
 import type { Context, RunState } from './context.js'
 import { isJson, processIo, type Io } from './output.js'
 import { podctlVersion } from './version-info.js'
+import { registerApp } from './commands/app.js'
 import { registerCatManifest } from './commands/cat-manifest.js'
 import { registerGc } from './commands/gc.js'
 import { registerList } from './commands/list.js'
@@ -55,6 +56,7 @@ Documentation: Documentation/subcommands/<command>.md`,
   registerLogs(program, ctx)
   registerRm(program, ctx)
   registerGc(program, ctx)
+  registerApp(program, ctx)
   registerCatManifest(program, ctx)
   registerVersion(program, ctx)
   return program

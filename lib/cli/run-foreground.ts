@@ -8,11 +8,15 @@ import type { PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import type { Context } from './context.js'
 
-export const runForeground = async (ctx: Context, start: () => Promise<{ pod: Pod; manifest: PodManifest }>): Promise<number> => {
+export const runForeground = async (
+  _ctx: Context,
+  start: () => Promise<{ pod: Pod; manifest: PodManifest }>,
+  alwaysPrefix = false,
+): Promise<number> => {
   const { pod, manifest } = await start()
   const [{ Supervisor }, { terminalOutput }] = await Promise.all([import('../run/supervisor.js'), import('../run/terminal-output.js')])
   try {
-    return await new Supervisor(pod, manifest, { output: terminalOutput(manifest.apps.length > 1) }).run()
+    return await new Supervisor(pod, manifest, { output: terminalOutput(alwaysPrefix || manifest.apps.length > 1) }).run()
   } catch (er) {
     throw new RunFailure(`running pod ${pod.uuid} failed: ${(er as Error).message}`, undefined, { cause: er })
   }

@@ -9,7 +9,7 @@ import { lockOwner } from '../pod/lock.js'
 import { sameProcess } from '../pod/owner.js'
 import type { Pod } from '../pod/pod.js'
 import { POLL_INTERVAL_MS } from '../pod/wait.js'
-import { reapOrphans } from './reap.js'
+import { reapOrphans } from '../pod/reap.js'
 
 export interface StopOptions {
   force?: boolean

@@ -11,13 +11,15 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { DIR_MODE } from '../pod/layout.js'
-import { appType, type App, type PodManifest } from '../pod/manifest.js'
+import { appType, parseManifest, type App, type PodManifest } from '../pod/manifest.js'
+import { MANIFEST_FILE } from '../pod/record.js'
 import { procStart } from '../pod/owner.js'
 import type { Pod } from '../pod/pod.js'
 import { appRoot } from '../pod/prepare.js'
 import { isoTime, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
 import { Guardian } from './guardian.js'
 import { LogWriter } from './log-writer.js'
+import { REQUESTS_DIR, takeRequests, type AppRequest } from './requests.js'
 
 /** Where app output goes besides its log (the terminal, in the foreground). */
 export interface OutputSink {
@@ -44,9 +46,14 @@ interface RunningApp {
   done: Promise<void>
 }
 
+/** How often a mutable pod's supervisor looks for changes if no file event woke it. */
+const MUTABLE_POLL_MS = 1_000
+/** Default time an app gets between SIGTERM and SIGKILL on `app stop` / `app rm`. */
+const APP_STOP_TIMEOUT_MS = 10_000
+
 export class Supervisor {
   readonly pod: Pod
-  readonly manifest: PodManifest
+  manifest: PodManifest
   readonly #opts: SupervisorOptions
   readonly #record: PodRecord
   readonly #guardian = new Guardian()
@@ -127,12 +134,104 @@ export class Supervisor {
     await Promise.all(started.map((r) => spawned(r.child)))
     this.#record.ready_at = isoTime()
     this.#save()
-    if (this.manifest.mutable === true) {
-      // A mutable pod lives until it is stopped, apps or not.
-      await new Promise<void>((resolve) => (this.#stopping ? resolve() : this.#stopWaiters.push(resolve)))
-    }
+    if (this.manifest.mutable === true) await this.#serveMutable()
     await Promise.all(started.map((r) => r.done))
     await Promise.all([...this.#running.values()].map((r) => r.done))
+  }
+
+  /**
+   * A mutable pod lives until it is stopped, apps or not. Meanwhile the
+   * supervisor follows its manifest (apps added or removed by `app add` /
+   * `app rm` under the manifest lock) and serves `app start` / `app stop`
+   * requests. File events wake it; a slow poll covers file systems
+   * without them.
+   */
+  async #serveMutable(): Promise<void> {
+    let wake: (() => void) | undefined
+    const poke = (): void => wake?.()
+    const watchers: fs.FSWatcher[] = []
+    const reqDir = path.join(this.pod.path, REQUESTS_DIR)
+    fs.mkdirSync(reqDir, { recursive: true, mode: DIR_MODE })
+    for (const dir of [this.pod.path, reqDir]) {
+      try {
+        watchers.push(fs.watch(dir, poke))
+      } catch {
+        // no file events here: the poll does it
+      }
+    }
+    this.#stopWaiters.push(poke)
+    try {
+      while (!this.#stopping) {
+        this.#reconcile()
+        for (const req of takeRequests(this.pod.path)) this.#serve(req)
+        if (this.#stopping) break
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, MUTABLE_POLL_MS)
+          wake = () => {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
+        wake = undefined
+      }
+    } finally {
+      for (const w of watchers) w.close()
+    }
+  }
+
+  /** Brings the app records in line with the manifest as it is on disk now. */
+  #reconcile(): void {
+    let m: PodManifest
+    try {
+      m = parseManifest(fs.readFileSync(path.join(this.pod.path, MANIFEST_FILE), 'utf8'), { allowEphemeral: true })
+    } catch {
+      return // mid-replace or damaged: the rename makes it whole; look again later
+    }
+    this.manifest = m
+    let changed = false
+    for (const a of m.apps) {
+      if (!this.#record.apps.some((r) => r.name === a.name)) {
+        this.#record.apps.push(newAppRecord(a))
+        changed = true
+      }
+    }
+    for (const r of [...this.#record.apps]) {
+      if (m.apps.some((a) => a.name === r.name)) continue
+      const running = this.#running.get(r.name)
+      if (running) {
+        // Removed while running: stop it; the record goes once it has exited.
+        this.#stopApp(r.name, APP_STOP_TIMEOUT_MS)
+        continue
+      }
+      this.#record.apps = this.#record.apps.filter((x) => x !== r)
+      changed = true
+    }
+    if (changed) this.#save()
+  }
+
+  #serve(req: AppRequest): void {
+    const app = this.manifest.apps.find((a) => a.name === req.app)
+    if (!app) return
+    if (req.op === 'start') {
+      if (!this.#running.has(app.name)) {
+        const r = this.#start(app)
+        // When it ends, look again: a removed app's record can go then.
+        void r.done.then(() => this.#reconcile())
+      }
+    } else {
+      this.#stopApp(app.name, req.timeoutMs ?? APP_STOP_TIMEOUT_MS)
+    }
+  }
+
+  /** SIGTERM to one app's group, SIGKILL after `timeoutMs` if it is still there. */
+  #stopApp(name: string, timeoutMs: number): void {
+    const running = this.#running.get(name)
+    if (!running?.child.pid) return
+    const pid = running.child.pid
+    killGroup(pid, 'SIGTERM')
+    const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), timeoutMs)
+    timer.unref()
+    void running.done.then(() => clearTimeout(timer))
   }
 
   #start(app: App): RunningApp {

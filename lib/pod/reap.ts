@@ -5,8 +5,8 @@
  * checking from /proc that each pid is still the process that was started
  * (so a reused pid is never killed).
  */
-import { sameProcess } from '../pod/owner.js'
-import type { Pod } from '../pod/pod.js'
+import { sameProcess } from './owner.js'
+import type { Pod } from './pod.js'
 
 /** Kills surviving apps of a pod whose supervisor is gone; returns how many. */
 export const reapOrphans = (pod: Pod): number => {
