@@ -52,6 +52,22 @@ export class PodChangedStateError extends PodctlError {
   }
 }
 
+/**
+ * podctl's own failure while running a pod in the foreground: exit code
+ * 125, so that scripts can tell it from the pod's exit code (as docker
+ * and podman do).
+ */
+export class RunFailure extends PodctlError {
+  constructor(message: string, hint?: string, options?: { cause?: unknown }) {
+    super('EFAILED', message, hint, options)
+    this.name = 'RunFailure'
+  }
+
+  override get exitCode(): number {
+    return 125
+  }
+}
+
 /** The message of rkt's ErrImmutable, kept so that scripts can match on it. */
 export const IMMUTABLE_MESSAGE = 'immutable pod'
 

@@ -7,12 +7,17 @@ import { PodctlError } from '../errors.js'
 import type { Context, RunState } from './context.js'
 import { isJson, processIo, type Io } from './output.js'
 import { podctlVersion } from './version-info.js'
+import { registerApp } from './commands/app.js'
 import { registerCatManifest } from './commands/cat-manifest.js'
 import { registerGc } from './commands/gc.js'
 import { registerList } from './commands/list.js'
+import { registerLogs } from './commands/logs.js'
 import { registerPrepare } from './commands/prepare.js'
 import { registerRm } from './commands/rm.js'
+import { registerRun } from './commands/run.js'
+import { registerRunPrepared } from './commands/run-prepared.js'
 import { registerStatus } from './commands/status.js'
+import { registerStop } from './commands/stop.js'
 import { registerVersion } from './commands/version.js'
 
 /** Builds the program. exitOverride is set before subcommands so they copy it. */
@@ -43,10 +48,15 @@ Examples:
 Documentation: Documentation/subcommands/<command>.md`,
     )
   registerPrepare(program, ctx)
+  registerRun(program, ctx)
+  registerRunPrepared(program, ctx)
   registerList(program, ctx)
   registerStatus(program, ctx)
+  registerStop(program, ctx)
+  registerLogs(program, ctx)
   registerRm(program, ctx)
   registerGc(program, ctx)
+  registerApp(program, ctx)
   registerCatManifest(program, ctx)
   registerVersion(program, ctx)
   return program

@@ -5,8 +5,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError } from '../errors.js'
-import { API_VERSION, NAME_RE, parseManifest, validateManifest, type PodManifest } from '../pod/manifest.js'
-import { checkExecs } from '../pod/prepare.js'
+import { API_VERSION, NAME_RE, formatProblems, manifestProblems, parseManifest, validateManifest, type App, type PodManifest } from '../pod/manifest.js'
+import { checkExecs, execProblems } from '../pod/prepare.js'
 import type { PodInputOptions } from './pod-input-options.js'
 
 /** An app name derived from a program path: "/usr/bin/Sleep.sh" → "sleep-sh". */
@@ -66,4 +66,18 @@ export const manifestFromInputs = (
   validateManifest(m)
   checkExecs(m)
   return m
+}
+
+/**
+ * An app for `app add`: validated as it will stand in the manifest, with
+ * its program checked on PATH. Throws EUSAGE naming the bad field.
+ */
+export const appFromCommand = (name: string, command: string[], envPairs: string[], ephemeral: boolean): App => {
+  if (command.length === 0) throw new PodctlError('EUSAGE', 'no command given', 'usage: podctl app add UUID --name NAME -- CMD [ARG...]')
+  const app: App = { name, exec: command, ...(ephemeral ? { type: 'ephemeral' as const } : {}) }
+  if (envPairs.length > 0) app.env = parseEnv(envPairs)
+  const probe: PodManifest = { apiVersion: API_VERSION, mutable: true, apps: [app] }
+  const problems = [...manifestProblems(probe, { allowEphemeral: true }), ...(manifestProblems(probe, { allowEphemeral: true }).length === 0 ? execProblems(probe) : [])]
+  if (problems.length > 0) throw new PodctlError('EUSAGE', `invalid app: ${formatProblems(problems).replaceAll('apps[0].', '')}`)
+  return app
 }

@@ -9,6 +9,7 @@ import { POD_DIRS, podPath, stateDirPath, syncDir, type PodDir } from './layout.
 import { sweepLocksDir } from './lock.js'
 import type { Pod } from './pod.js'
 import { isoTime, writeRecord } from './record.js'
+import { reapOrphans } from './reap.js'
 import { Include, listPods } from './walk.js'
 import fs from 'node:fs'
 
@@ -105,6 +106,7 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
     const s = pod.state
     switch (s) {
       case 'exited':
+        reapOrphans(pod)
         handle(pod, () => mark(pod, () => pod.toExitedGarbage({ sync: false })))
         break
       case 'aborted prepare':
@@ -185,6 +187,7 @@ export const removePod = (pod: Pod): void => {
       pod.toGarbage()
       break
     case 'exited':
+      reapOrphans(pod)
       pod.toExitedGarbage()
       break
     case 'prepared':

@@ -134,6 +134,12 @@ export const lockHeldAt = (lock: string): boolean => {
   return ownerAlive(owner, mtimeOf(lock))
 }
 
+/** The owner record of the pod's lock, if it is held by a podctl process. */
+export const lockOwner = (dataDir: string, uuid: string): Owner | undefined => {
+  const o = readOwner(lockPath(dataDir, uuid))
+  return o === 'none' ? undefined : o
+}
+
 /** Whether a live process holds the pod's lock. One readlink, one /proc read. */
 export const isLocked = (dataDir: string, uuid: string): boolean => lockHeldAt(lockPath(dataDir, uuid))
 

@@ -50,6 +50,19 @@ const procStat = (pid: number | 'self'): { start: string; state: string } | unde
   return { start, state }
 }
 
+/** A process's start time (field 22 of /proc/<pid>/stat), or undefined if it is gone. */
+export const procStart = (pid: number): string | undefined => procStat(pid)?.start
+
+/**
+ * Whether `pid` is still the process that had start time `start` (and is
+ * not a zombie): guards every kill of a recorded pid against pid reuse.
+ */
+export const sameProcess = (pid: number, start: string | null | undefined): boolean => {
+  if (!start) return false
+  const st = procStat(pid)
+  return st !== undefined && st.start === start && st.state !== 'Z' && st.state !== 'X'
+}
+
 const hasProc = (): boolean => fs.existsSync('/proc/self/stat')
 
 let bootId: string | undefined

@@ -22,6 +22,8 @@ export interface AppRecord {
   started_at: string | null
   finished_at: string | null
   exit_code: number | null
+  /** The app's start time from /proc, to tell it from a reused pid. */
+  pid_start?: string | null
 }
 
 export interface PodRecord {
@@ -39,6 +41,8 @@ export interface PodRecord {
   apps: AppRecord[]
   /** When the supervisor declared itself ready (all regular apps started). */
   ready_at?: string | null
+  /** The pid of the guardian that kills the apps if the supervisor dies. */
+  guardian_pid?: number | null
 }
 
 export const RECORD_FILE = 'pod.json'

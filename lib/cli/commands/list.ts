@@ -30,12 +30,13 @@ export const registerList = (program: Command, ctx: Context): void => {
       ctx.state.format = opts.format
       // The core is imported here, not at start-up: every command pays
       // Node's start-up, only this one pays for listing.
-      const [{ PodctlError }, { dataDirExists }, { parseState }, { podView }, { Include, listPods }] = await Promise.all([
+      const [{ PodctlError }, { dataDirExists }, { parseState }, { podView }, { Include, listPods }, { reapOrphans }] = await Promise.all([
         import('../../errors.js'),
         import('../../pod/layout.js'),
         import('../../pod/state.js'),
         import('../../pod/view.js'),
         import('../../pod/walk.js'),
+        import('../../pod/reap.js'),
       ])
       const wanted = new Set<PodState>()
       for (const s of opts.state ?? []) {
@@ -47,7 +48,13 @@ export const registerList = (program: Command, ctx: Context): void => {
       const pods = dataDirExists(dataDir) ? listPods(dataDir, Include.all) : []
       const views = pods
         .filter((p) => wanted.size === 0 || wanted.has(p.state))
-        .map(podView)
+        .map((p) => {
+          const v = podView(p)
+          // An exited pod whose record still shows a running app lost its
+          // supervisor: make sure that app did not outlive it.
+          if (v.apps.some((a) => a.state === 'unknown')) reapOrphans(p)
+          return v
+        })
         .sort(byCreation)
       if (isJson(opts.format)) {
         ctx.io.out(toJson(views, opts.format))

@@ -39,14 +39,16 @@ export const registerStatus = (program: Command, ctx: Context): void => {
       // Parse durations before touching anything.
       const readySignal = opts.waitReady !== undefined ? timeoutSignal(opts.waitReady, '--wait-ready') : undefined
       const finishSignal = opts.wait !== undefined ? timeoutSignal(opts.wait, '--wait') : undefined
-      const [{ podFromUUIDString }, { podView }, { waitFinished, waitReady }] = await Promise.all([
+      const [{ podFromUUIDString }, { podView }, { waitFinished, waitReady }, { reapOrphans }] = await Promise.all([
         import('../../pod/pod.js'),
         import('../../pod/view.js'),
         import('../../pod/wait.js'),
+        import('../../pod/reap.js'),
       ])
       const pod = podFromUUIDString(dataDirOf(self), uuid)
       if (opts.waitReady !== undefined) await waitReady(pod, readySignal ? { signal: readySignal } : {})
       if (opts.wait !== undefined) await waitFinished(pod, finishSignal ? { signal: finishSignal } : {})
+      reapOrphans(pod)
       const v = podView(pod)
       ctx.io.out(isJson(opts.format) ? toJson(v, opts.format) : statusLines(v))
     })

@@ -1,0 +1,26 @@
+/** podctl app add: add an app to a mutable pod. */
+import type { Command } from 'commander'
+import { dataDirOf, type Context } from '../../context.js'
+
+const collect = (v: string, prev: string[] = []): string[] => [...prev, v]
+
+export const registerAppAdd = (app: Command, _ctx: Context): void => {
+  app
+    .command('add')
+    .description('add an app to a running mutable pod (created, not started: see app start)')
+    .argument('<uuid>', 'pod UUID or unambiguous prefix')
+    .argument('<command...>', 'after --: the program and its arguments')
+    .requiredOption('--name <name>', 'app name, unique in the pod')
+    .option('--ephemeral', 'an ephemeral app: never decides the pod exit code')
+    .option('--env <KEY=VALUE>', 'environment variable (repeatable)', collect)
+    .addHelpText('after', '\nExample:\n  $ podctl app add 8c3b1f0e --name worker --env QUEUE=jobs -- node worker.js')
+    .action(async (uuid: string, command: string[], opts: { name: string; ephemeral?: boolean; env?: string[] }, self: Command) => {
+      const [{ podFromUUIDString }, { addApp }, { appFromCommand }] = await Promise.all([
+        import('../../../pod/pod.js'),
+        import('../../../run/apps.js'),
+        import('../../pod-input.js'),
+      ])
+      const newApp = appFromCommand(opts.name, command, opts.env ?? [], opts.ephemeral === true)
+      await addApp(podFromUUIDString(dataDirOf(self), uuid), newApp)
+    })
+}

@@ -1,0 +1,107 @@
+/**
+ * Changing the apps of a running mutable pod (rkt's app sandbox): the
+ * manifest changes only under the manifest lock and by atomic replace;
+ * start and stop are requests to the supervisor. Each call waits until the
+ * supervisor has acted, polling the pod record every 100 ms.
+ */
+import { setTimeout as delay } from 'node:timers/promises'
+import { PodctlError } from '../errors.js'
+import type { App } from '../pod/manifest.js'
+import type { Pod } from '../pod/pod.js'
+import type { AppRecord } from '../pod/record.js'
+import { POLL_INTERVAL_MS } from '../pod/wait.js'
+import { writeRequest } from './requests.js'
+
+const short = (pod: Pod): string => pod.uuid.slice(0, 8)
+
+/** A mutable pod's apps may change while it is prepared or running. */
+const assertChangeable = (pod: Pod): void => {
+  pod.sandboxManifest() // throws ErrImmutable
+  if (pod.state !== 'running' && pod.state !== 'prepared') {
+    throw new PodctlError('EBADSTATE', `pod ${short(pod)} is ${pod.state}; apps change only in a running (or prepared) mutable pod`)
+  }
+}
+
+const assertRunning = (pod: Pod): void => {
+  pod.sandboxManifest()
+  if (pod.state !== 'running') {
+    throw new PodctlError('EBADSTATE', `pod ${short(pod)} is ${pod.state}; apps start and stop only in a running pod`)
+  }
+}
+
+/** Polls the record until `done` says so; ETIMEOUT after `timeoutMs`. */
+const waitRecord = async (pod: Pod, what: string, timeoutMs: number, done: (apps: AppRecord[]) => boolean): Promise<void> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    pod.refresh()
+    if (done(pod.record().apps)) return
+    if (pod.state !== 'running' && pod.state !== 'prepared') {
+      throw new PodctlError('EBADSTATE', `pod ${short(pod)} is ${pod.state}; ${what} did not happen`)
+    }
+    if (Date.now() >= deadline) throw new PodctlError('ETIMEOUT', `timed out waiting for ${what} in pod ${short(pod)}`)
+    await delay(POLL_INTERVAL_MS)
+  }
+}
+
+/**
+ * Adds an app to a mutable pod's manifest, under the manifest lock (so
+ * that concurrent adds never lose each other). The app is created, not
+ * started: `app start` runs it. Waits until a running supervisor has seen it.
+ */
+export const addApp = async (pod: Pod, app: App, timeoutMs = 30_000): Promise<void> => {
+  assertChangeable(pod)
+  pod.exclusiveLockManifest(timeoutMs)
+  try {
+    const m = pod.sandboxManifest()
+    if (m.apps.some((a) => a.name === app.name)) {
+      throw new PodctlError('EBADSTATE', `pod ${short(pod)} already has an app named ${app.name}`, `remove it first: podctl app rm ${short(pod)} ${app.name}`)
+    }
+    pod.updateManifest({ ...m, apps: [...m.apps, app] })
+  } finally {
+    pod.unlockManifest()
+  }
+  if (pod.state === 'running') await waitRecord(pod, `app ${app.name} to appear`, timeoutMs, (apps) => apps.some((a) => a.name === app.name))
+}
+
+/** Removes an app from a mutable pod; a running app is stopped first by the supervisor. */
+export const removeApp = async (pod: Pod, name: string, timeoutMs = 30_000): Promise<void> => {
+  assertChangeable(pod)
+  pod.exclusiveLockManifest(timeoutMs)
+  try {
+    const m = pod.sandboxManifest()
+    if (!m.apps.some((a) => a.name === name)) throw noSuchApp(pod, name)
+    pod.updateManifest({ ...m, apps: m.apps.filter((a) => a.name !== name) })
+  } finally {
+    pod.unlockManifest()
+  }
+  if (pod.state === 'running') await waitRecord(pod, `app ${name} to be removed`, timeoutMs, (apps) => !apps.some((a) => a.name === name))
+}
+
+const noSuchApp = (pod: Pod, name: string): PodctlError =>
+  new PodctlError('ENOPOD', `pod ${short(pod)} has no app named ${JSON.stringify(name)}`, `see podctl app list ${short(pod)}`)
+
+const findApp = (pod: Pod, name: string): void => {
+  if (!pod.sandboxManifest().apps.some((a) => a.name === name)) throw noSuchApp(pod, name)
+}
+
+/** Asks the supervisor to start an app and waits until it runs (or ran and ended). */
+export const startApp = async (pod: Pod, name: string, timeoutMs = 30_000): Promise<void> => {
+  assertRunning(pod)
+  findApp(pod, name)
+  const before = pod.record().apps.find((a) => a.name === name)?.started_at ?? null
+  if (pod.record().apps.find((a) => a.name === name)?.state === 'running') return
+  writeRequest(pod.path, { op: 'start', app: name })
+  await waitRecord(pod, `app ${name} to start`, timeoutMs, (apps) => {
+    const a = apps.find((x) => x.name === name)
+    return a !== undefined && a.started_at !== before && a.started_at !== null
+  })
+}
+
+/** Asks the supervisor to stop an app (SIGTERM, SIGKILL after stopTimeoutMs) and waits until it has. */
+export const stopApp = async (pod: Pod, name: string, stopTimeoutMs = 10_000): Promise<void> => {
+  assertRunning(pod)
+  findApp(pod, name)
+  if (pod.record().apps.find((a) => a.name === name)?.state !== 'running') return
+  writeRequest(pod.path, { op: 'stop', app: name, timeoutMs: stopTimeoutMs })
+  await waitRecord(pod, `app ${name} to stop`, stopTimeoutMs + 10_000, (apps) => apps.find((x) => x.name === name)?.state !== 'running')
+}

@@ -1,0 +1,83 @@
+/**
+ * An app's log: its stdout and stderr, interleaved as they arrive, kept in
+ * `<pod>/logs/<app>.log`. Size-capped and rotating: when the current file
+ * reaches `maxBytes` it becomes `<app>.log.1` (and .1 becomes .2, ...), so
+ * a chatty app never holds more than (keep + 1) × maxBytes of disk.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { FILE_MODE, DIR_MODE } from '../pod/layout.js'
+
+export const LOGS_DIR = 'logs'
+export const DEFAULT_LOG_MAX_BYTES = 1024 * 1024
+export const DEFAULT_LOG_KEEP = 2
+
+export const logPath = (podPath: string, app: string): string => path.join(podPath, LOGS_DIR, `${app}.log`)
+
+/** The log files of an app, oldest first (for `podctl logs`). */
+export const logFiles = (podPath: string, app: string, keep = DEFAULT_LOG_KEEP): string[] => {
+  const base = logPath(podPath, app)
+  const files: string[] = []
+  for (let i = keep; i >= 1; i--) if (fs.existsSync(`${base}.${i}`)) files.push(`${base}.${i}`)
+  if (fs.existsSync(base)) files.push(base)
+  return files
+}
+
+export class LogWriter {
+  readonly path: string
+  #fd: number
+  #size: number
+  readonly #maxBytes: number
+  readonly #keep: number
+
+  constructor(podPath: string, app: string, opts: { maxBytes?: number; keep?: number } = {}) {
+    fs.mkdirSync(path.join(podPath, LOGS_DIR), { recursive: true, mode: DIR_MODE })
+    this.path = logPath(podPath, app)
+    this.#maxBytes = opts.maxBytes ?? DEFAULT_LOG_MAX_BYTES
+    this.#keep = opts.keep ?? DEFAULT_LOG_KEEP
+    this.#fd = fs.openSync(this.path, 'a', FILE_MODE)
+    this.#size = fs.fstatSync(this.#fd).size
+  }
+
+  write(chunk: Buffer): void {
+    let rest = chunk
+    while (rest.length > 0) {
+      if (this.#size >= this.#maxBytes) this.#rotate()
+      const room = this.#maxBytes - this.#size
+      const part = rest.length <= room ? rest : cutAtLine(rest, room)
+      fs.writeSync(this.#fd, part)
+      this.#size += part.length
+      rest = rest.subarray(part.length)
+    }
+  }
+
+  #rotate(): void {
+    fs.closeSync(this.#fd)
+    for (let i = this.#keep - 1; i >= 1; i--) {
+      try {
+        fs.renameSync(`${this.path}.${i}`, `${this.path}.${i + 1}`)
+      } catch {
+        // not there yet
+      }
+    }
+    if (this.#keep >= 1) fs.renameSync(this.path, `${this.path}.1`)
+    else fs.unlinkSync(this.path)
+    this.#fd = fs.openSync(this.path, 'a', FILE_MODE)
+    this.#size = 0
+  }
+
+  close(): void {
+    try {
+      fs.closeSync(this.#fd)
+    } catch {
+      // already closed
+    }
+  }
+}
+
+// Rotate on a line boundary when one is near, so lines are not split
+// across files; a line longer than the whole room is cut.
+const cutAtLine = (buf: Buffer, room: number): Buffer => {
+  const nl = buf.lastIndexOf(10, room - 1)
+  return buf.subarray(0, nl >= 0 ? nl + 1 : room)
+}

@@ -1,0 +1,97 @@
+/**
+ * Reading app logs for `podctl logs`: the whole log or its last N lines,
+ * and following it as it grows (and rotates) until the pod is finished.
+ */
+import fs from 'node:fs'
+import { setTimeout as delay } from 'node:timers/promises'
+import type { Pod } from '../pod/pod.js'
+import { POLL_INTERVAL_MS } from '../pod/wait.js'
+import { logFiles, logPath } from './log-writer.js'
+
+/** The last `n` lines of `text` (all of it when n is undefined). */
+export const tailLines = (text: string, n: number | undefined): string => {
+  if (n === undefined) return text
+  if (n <= 0) return ''
+  const lines = text.split('\n')
+  const complete = text.endsWith('\n')
+  if (complete) lines.pop()
+  return lines.slice(-n).join('\n') + (complete && lines.length > 0 ? '\n' : '')
+}
+
+export const prefixLines = (text: string, app: string | undefined): string => {
+  if (app === undefined || text === '') return text
+  const complete = text.endsWith('\n')
+  const lines = text.split('\n')
+  if (complete) lines.pop()
+  return lines.map((l) => `[${app}] ${l}`).join('\n') + (complete ? '\n' : '')
+}
+
+/** An app's whole log, oldest rotation first. */
+export const readAppLog = (pod: Pod, app: string): string => logFiles(pod.path, app).map((f) => fs.readFileSync(f, 'utf8')).join('')
+
+interface Cursor {
+  app: string
+  ino: number
+  offset: number
+  partial: string
+}
+
+const statOrUndefined = (p: string): fs.Stats | undefined => fs.statSync(p, { throwIfNoEntry: false })
+
+/**
+ * Follows the logs of `apps` from their current ends, calling `emit` with
+ * complete lines, until the pod is no longer running (then drains once
+ * more) or the signal aborts.
+ */
+export const followLogs = async (pod: Pod, apps: string[], emit: (app: string, text: string) => void, signal?: AbortSignal): Promise<void> => {
+  const cursors: Cursor[] = apps.map((app) => {
+    const st = statOrUndefined(logPath(pod.path, app))
+    return { app, ino: st?.ino ?? 0, offset: st?.size ?? 0, partial: '' }
+  })
+  const drain = (): void => {
+    for (const c of cursors) {
+      const p = logPath(pod.path, c.app)
+      const st = statOrUndefined(p)
+      if (!st) continue
+      if (st.ino !== c.ino) {
+        // Rotated: finish the old file (now .1), then start the new one.
+        if (c.ino !== 0) readFrom(c, `${p}.1`)
+        c.ino = st.ino
+        c.offset = 0
+      }
+      readFrom(c, p)
+    }
+  }
+  const readFrom = (c: Cursor, file: string): void => {
+    let fd: number
+    try {
+      fd = fs.openSync(file, 'r')
+    } catch {
+      return
+    }
+    try {
+      const size = fs.fstatSync(fd).size
+      if (size <= c.offset) return
+      const buf = Buffer.alloc(size - c.offset)
+      fs.readSync(fd, buf, 0, buf.length, c.offset)
+      c.offset = size
+      const text = c.partial + buf.toString('utf8')
+      const cut = text.lastIndexOf('\n') + 1
+      c.partial = text.slice(cut)
+      if (cut > 0) emit(c.app, text.slice(0, cut))
+    } finally {
+      fs.closeSync(fd)
+    }
+  }
+  for (;;) {
+    drain()
+    if (signal?.aborted) return
+    pod.refresh()
+    if (pod.state !== 'running') {
+      drain()
+      for (const c of cursors) if (c.partial !== '') emit(c.app, `${c.partial}\n`)
+      return
+    }
+    await delay(POLL_INTERVAL_MS)
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Requests to a running mutable pod's supervisor (`app start`, `app stop`):
+ * one small JSON file per request in `<pod>/requests/`, written by atomic
+ * rename, read and deleted by the supervisor. App additions and removals
+ * need no request: they are manifest changes, which the supervisor
+ * watches for.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { DIR_MODE } from '../pod/layout.js'
+import { writeFileAtomic } from '../pod/record.js'
+
+export const REQUESTS_DIR = 'requests'
+
+export interface AppRequest {
+  op: 'start' | 'stop'
+  app: string
+  /** For stop: ms between SIGTERM and SIGKILL. */
+  timeoutMs?: number
+}
+
+export const requestsDir = (podPath: string): string => path.join(podPath, REQUESTS_DIR)
+
+/** Files a request for the supervisor. */
+export const writeRequest = (podPath: string, req: AppRequest): void => {
+  const dir = requestsDir(podPath)
+  fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE })
+  // Names sort in arrival order: time first, then a nonce.
+  const name = `${Date.now().toString().padStart(15, '0')}-${randomBytes(4).toString('hex')}.json`
+  writeFileAtomic(dir, name, JSON.stringify(req))
+}
+
+/** Takes (reads and deletes) the pending requests, oldest first. */
+export const takeRequests = (podPath: string): AppRequest[] => {
+  const dir = requestsDir(podPath)
+  let names: string[]
+  try {
+    names = fs.readdirSync(dir).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()
+  } catch {
+    return []
+  }
+  const out: AppRequest[] = []
+  for (const n of names) {
+    const p = path.join(dir, n)
+    try {
+      const req = JSON.parse(fs.readFileSync(p, 'utf8')) as AppRequest
+      if ((req.op === 'start' || req.op === 'stop') && typeof req.app === 'string') out.push(req)
+    } catch {
+      // a damaged request is dropped
+    }
+    fs.rmSync(p, { force: true })
+  }
+  return out
+}

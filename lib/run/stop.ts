@@ -1,0 +1,81 @@
+/**
+ * Stopping a running pod: SIGTERM to the supervisor, which forwards it to
+ * every app; SIGKILL to the apps and the supervisor after the timeout (or
+ * at once with force). Returns once the pod has exited.
+ */
+import { setTimeout as delay } from 'node:timers/promises'
+import { PodctlError } from '../errors.js'
+import { lockOwner } from '../pod/lock.js'
+import { sameProcess } from '../pod/owner.js'
+import type { Pod } from '../pod/pod.js'
+import { POLL_INTERVAL_MS } from '../pod/wait.js'
+import { reapOrphans } from '../pod/reap.js'
+
+export interface StopOptions {
+  force?: boolean
+  /** How long apps get between SIGTERM and SIGKILL (ms). */
+  timeoutMs: number
+  /** How long to wait for the pod to read exited after SIGKILL (ms). */
+  killGraceMs?: number
+}
+
+export type StopOutcome = 'stopped' | 'already exited'
+
+const signalApps = (pod: Pod, signal: NodeJS.Signals): void => {
+  for (const a of pod.record().apps) {
+    if (a.state !== 'running' || a.pid === null || !sameProcess(a.pid, a.pid_start)) continue
+    try {
+      process.kill(-a.pid, signal)
+    } catch {
+      // gone
+    }
+  }
+}
+
+const signalSupervisor = (pod: Pod, signal: NodeJS.Signals): void => {
+  const owner = lockOwner(pod.dataDir, pod.uuid)
+  if (!owner || !sameProcess(owner.pid, owner.start)) return
+  try {
+    process.kill(owner.pid, signal)
+  } catch {
+    // gone
+  }
+}
+
+/** Waits (polling every 100 ms) until the pod is no longer running, or `ms` pass. */
+const waitNotRunning = async (pod: Pod, ms: number): Promise<boolean> => {
+  const deadline = Date.now() + ms
+  for (;;) {
+    pod.refresh()
+    if (pod.state !== 'running') return true
+    if (Date.now() >= deadline) return false
+    await delay(Math.min(POLL_INTERVAL_MS, Math.max(1, deadline - Date.now())))
+  }
+}
+
+/** Stops one pod; throws EBADSTATE for a pod that never ran, ETIMEOUT if it will not die. */
+export const stopPod = async (pod: Pod, opts: StopOptions): Promise<StopOutcome> => {
+  const short = pod.uuid.slice(0, 8)
+  const s = pod.state
+  if (s === 'embryo' || s === 'preparing' || s === 'aborted prepare' || s === 'prepared' || s === 'garbage' || s === 'deleting') {
+    throw new PodctlError('EBADSTATE', `pod ${short} is ${s}; it never ran`, s === 'prepared' ? `run it: podctl run-prepared ${short}, or remove it: podctl rm ${short}` : undefined)
+  }
+  if (s !== 'running') {
+    reapOrphans(pod)
+    return 'already exited'
+  }
+  if (!opts.force) {
+    signalSupervisor(pod, 'SIGTERM')
+    if (await waitNotRunning(pod, opts.timeoutMs)) {
+      reapOrphans(pod)
+      return 'stopped'
+    }
+  }
+  signalApps(pod, 'SIGKILL')
+  signalSupervisor(pod, 'SIGKILL')
+  if (!(await waitNotRunning(pod, opts.killGraceMs ?? 5_000))) {
+    throw new PodctlError('ETIMEOUT', `pod ${short} is still running after SIGKILL`, `look at its supervisor: podctl status ${short}`)
+  }
+  reapOrphans(pod)
+  return 'stopped'
+}

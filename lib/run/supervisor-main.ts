@@ -1,0 +1,61 @@
+/**
+ * The entry point of a detached supervisor (see detach.ts): reads its job
+ * from fd 3, makes the pod running, replies on fd 3, then supervises the
+ * pod until it ends and exits with the pod's exit code.
+ */
+import net from 'node:net'
+import { PodctlError } from '../errors.js'
+import { podFromUUIDString, writeUUIDToFile, type Pod } from '../pod/pod.js'
+import { createPod, discard } from '../pod/prepare.js'
+import type { PodManifest } from '../pod/manifest.js'
+import type { DetachJob, DetachReply } from './detach.js'
+import { Supervisor } from './supervisor.js'
+import { startPrepared } from './start.js'
+
+const chan = new net.Socket({ fd: 3, readable: true, writable: true })
+
+const readJob = (): Promise<DetachJob> =>
+  new Promise((resolve, reject) => {
+    let buf = ''
+    chan.setEncoding('utf8')
+    chan.on('data', (d: string) => {
+      buf += d
+      const nl = buf.indexOf('\n')
+      if (nl >= 0) resolve(JSON.parse(buf.slice(0, nl)) as DetachJob)
+    })
+    chan.on('end', () => reject(new Error('no job on fd 3')))
+    chan.on('error', reject)
+  })
+
+const reply = (r: DetachReply): Promise<void> => new Promise((resolve) => chan.end(`${JSON.stringify(r)}\n`, () => resolve()))
+
+const start = async (job: DetachJob): Promise<{ pod: Pod; manifest: PodManifest }> => {
+  if (job.manifest) {
+    const pod = await createPod(job.dataDir, job.manifest)
+    try {
+      if (job.uuidFileSave !== undefined) writeUUIDToFile(pod.uuid, job.uuidFileSave)
+      pod.toRun()
+    } catch (er) {
+      discard(pod)
+      throw er
+    }
+    return { pod, manifest: job.manifest }
+  }
+  return startPrepared(podFromUUIDString(job.dataDir, job.uuid!))
+}
+
+const main = async (): Promise<number> => {
+  const job = await readJob()
+  let started: { pod: Pod; manifest: PodManifest }
+  try {
+    started = await start(job)
+  } catch (er) {
+    const e = er instanceof PodctlError ? er : new PodctlError('EFAILED', (er as Error).message)
+    await reply({ ok: false, code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) })
+    return 1
+  }
+  await reply({ ok: true, uuid: started.pod.uuid })
+  return new Supervisor(started.pod, started.manifest).run()
+}
+
+process.exitCode = await main()

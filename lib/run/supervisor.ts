@@ -1,0 +1,353 @@
+/**
+ * The pod supervisor: the process that holds a running pod's lock for the
+ * pod's whole life (CONTRACT §2: running while it lives, exited once it is
+ * gone). It runs the init apps one after another, then the regular apps
+ * together, records every app's pid, times and exit code in pod.json,
+ * keeps their output in rotating logs, forwards SIGINT/SIGTERM/SIGHUP, and
+ * ends with the pod's exit code (CONTRACT §4).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { DIR_MODE } from '../pod/layout.js'
+import { appType, parseManifest, type App, type PodManifest } from '../pod/manifest.js'
+import { MANIFEST_FILE } from '../pod/record.js'
+import { procStart } from '../pod/owner.js'
+import type { Pod } from '../pod/pod.js'
+import { appRoot } from '../pod/prepare.js'
+import { isoTime, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
+import { Guardian } from './guardian.js'
+import { LogWriter } from './log-writer.js'
+import { REQUESTS_DIR, takeRequests, type AppRequest } from './requests.js'
+
+/** Where app output goes besides its log (the terminal, in the foreground). */
+export interface OutputSink {
+  write(app: string, stream: 'stdout' | 'stderr', chunk: Buffer): void
+  /** A message from podctl itself about the pod (an app that could not start). */
+  notice(message: string): void
+  /** Writes out what is held back (a last line without its newline). */
+  flush?(): void
+}
+
+export interface SupervisorOptions {
+  output?: OutputSink
+  /** Install SIGINT/SIGTERM/SIGHUP handlers that forward to the apps (default true). */
+  forwardSignals?: boolean
+  logMaxBytes?: number
+}
+
+/** The exit code of a process that died of a signal: 128 + its number. */
+export const signalExitCode = (signal: NodeJS.Signals): number => 128 + (os.constants.signals[signal] ?? 0)
+
+interface RunningApp {
+  app: App
+  child: ChildProcess
+  done: Promise<void>
+}
+
+/** How often a mutable pod's supervisor looks for changes if no file event woke it. */
+const MUTABLE_POLL_MS = 1_000
+/** Default time an app gets between SIGTERM and SIGKILL on `app stop` / `app rm`. */
+const APP_STOP_TIMEOUT_MS = 10_000
+
+export class Supervisor {
+  readonly pod: Pod
+  manifest: PodManifest
+  readonly #opts: SupervisorOptions
+  readonly #record: PodRecord
+  readonly #guardian = new Guardian()
+  readonly #running = new Map<string, RunningApp>()
+  #stopping: NodeJS.Signals | undefined
+  #stopWaiters: (() => void)[] = []
+
+  /** `pod` must be locked in run/ by this process (pod.toRun()). */
+  constructor(pod: Pod, manifest: PodManifest, opts: SupervisorOptions = {}) {
+    this.pod = pod
+    this.manifest = manifest
+    this.#opts = opts
+    const r = pod.record()
+    this.#record = {
+      ...r,
+      started_at: isoTime(),
+      pid: process.pid,
+      exit_code: null,
+      ready_at: null,
+      apps: manifest.apps.map((a) => r.apps.find((x) => x.name === a.name) ?? newAppRecord(a)),
+    }
+  }
+
+  #save(): void {
+    writeRecord(this.pod.path, this.#record)
+    this.pod.setCachedRecord(this.#record)
+  }
+
+  #appRecord(name: string): AppRecord {
+    const rec = this.#record.apps.find((a) => a.name === name)
+    if (!rec) throw new Error(`bug: no record for app ${name}`)
+    return rec
+  }
+
+  /** Forwards `signal` to every running app; no further app is started. */
+  signal(signal: NodeJS.Signals): void {
+    this.#stopping ??= signal
+    for (const { child } of this.#running.values()) killGroup(child.pid, signal)
+    for (const w of this.#stopWaiters.splice(0)) w()
+  }
+
+  /** Runs the pod to its end and returns its exit code; releases the lock. */
+  async run(): Promise<number> {
+    const forward = this.#opts.forwardSignals !== false
+    const handlers: [NodeJS.Signals, () => void][] = forward
+      ? (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => [s, () => this.signal(s)])
+      : []
+    for (const [s, h] of handlers) process.on(s, h)
+    this.#guardian.start()
+    try {
+      this.#record.guardian_pid = this.#guardian.pid ?? null
+      this.#save()
+      const initOk = await this.#runInitApps()
+      if (initOk && !this.#stopping) await this.#runRegularApps()
+      else this.#record.ready_at = null
+      return this.#finish()
+    } finally {
+      for (const [s, h] of handlers) process.off(s, h)
+      this.#opts.output?.flush?.()
+      this.#guardian.stop()
+      this.pod.close()
+    }
+  }
+
+  async #runInitApps(): Promise<boolean> {
+    for (const app of this.manifest.apps) {
+      if (appType(app) !== 'init') continue
+      if (this.#stopping) return false
+      const running = this.#start(app)
+      await running.done
+      if (this.#appRecord(app.name).exit_code !== 0) return false
+    }
+    return true
+  }
+
+  async #runRegularApps(): Promise<void> {
+    const started = this.manifest.apps.filter((a) => appType(a) === 'regular').map((a) => this.#start(a))
+    await Promise.all(started.map((r) => spawned(r.child)))
+    this.#record.ready_at = isoTime()
+    this.#save()
+    if (this.manifest.mutable === true) await this.#serveMutable()
+    await Promise.all(started.map((r) => r.done))
+    await Promise.all([...this.#running.values()].map((r) => r.done))
+  }
+
+  /**
+   * A mutable pod lives until it is stopped, apps or not. Meanwhile the
+   * supervisor follows its manifest (apps added or removed by `app add` /
+   * `app rm` under the manifest lock) and serves `app start` / `app stop`
+   * requests. File events wake it; a slow poll covers file systems
+   * without them.
+   */
+  async #serveMutable(): Promise<void> {
+    let wake: (() => void) | undefined
+    const poke = (): void => wake?.()
+    const watchers: fs.FSWatcher[] = []
+    const reqDir = path.join(this.pod.path, REQUESTS_DIR)
+    fs.mkdirSync(reqDir, { recursive: true, mode: DIR_MODE })
+    for (const dir of [this.pod.path, reqDir]) {
+      try {
+        watchers.push(fs.watch(dir, poke))
+      } catch {
+        // no file events here: the poll does it
+      }
+    }
+    this.#stopWaiters.push(poke)
+    try {
+      while (!this.#stopping) {
+        this.#reconcile()
+        for (const req of takeRequests(this.pod.path)) this.#serve(req)
+        if (this.#stopping) break
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, MUTABLE_POLL_MS)
+          wake = () => {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
+        wake = undefined
+      }
+    } finally {
+      for (const w of watchers) w.close()
+    }
+  }
+
+  /** Brings the app records in line with the manifest as it is on disk now. */
+  #reconcile(): void {
+    let m: PodManifest
+    try {
+      m = parseManifest(fs.readFileSync(path.join(this.pod.path, MANIFEST_FILE), 'utf8'), { allowEphemeral: true })
+    } catch {
+      return // mid-replace or damaged: the rename makes it whole; look again later
+    }
+    this.manifest = m
+    let changed = false
+    for (const a of m.apps) {
+      if (!this.#record.apps.some((r) => r.name === a.name)) {
+        this.#record.apps.push(newAppRecord(a))
+        changed = true
+      }
+    }
+    for (const r of [...this.#record.apps]) {
+      if (m.apps.some((a) => a.name === r.name)) continue
+      const running = this.#running.get(r.name)
+      if (running) {
+        // Removed while running: stop it; the record goes once it has exited.
+        this.#stopApp(r.name, APP_STOP_TIMEOUT_MS)
+        continue
+      }
+      this.#record.apps = this.#record.apps.filter((x) => x !== r)
+      changed = true
+    }
+    if (changed) this.#save()
+  }
+
+  #serve(req: AppRequest): void {
+    const app = this.manifest.apps.find((a) => a.name === req.app)
+    if (!app) return
+    if (req.op === 'start') {
+      if (!this.#running.has(app.name)) {
+        const r = this.#start(app)
+        // When it ends, look again: a removed app's record can go then.
+        void r.done.then(() => this.#reconcile())
+      }
+    } else {
+      this.#stopApp(app.name, req.timeoutMs ?? APP_STOP_TIMEOUT_MS)
+    }
+  }
+
+  /** SIGTERM to one app's group, SIGKILL after `timeoutMs` if it is still there. */
+  #stopApp(name: string, timeoutMs: number): void {
+    const running = this.#running.get(name)
+    if (!running?.child.pid) return
+    const pid = running.child.pid
+    killGroup(pid, 'SIGTERM')
+    const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), timeoutMs)
+    timer.unref()
+    void running.done.then(() => clearTimeout(timer))
+  }
+
+  #start(app: App): RunningApp {
+    const rec = this.#appRecord(app.name)
+    const root = appRoot(this.pod.path, app.name)
+    fs.mkdirSync(root, { recursive: true, mode: DIR_MODE })
+    const cwd = app.workingDirectory ? path.join(root, app.workingDirectory) : root
+    fs.mkdirSync(cwd, { recursive: true, mode: DIR_MODE })
+    const log = new LogWriter(this.pod.path, app.name, this.#opts.logMaxBytes ? { maxBytes: this.#opts.logMaxBytes } : {})
+    const env = {
+      ...process.env,
+      ...(app.env ?? {}),
+      PODCTL_POD_UUID: this.pod.uuid,
+      PODCTL_APP_NAME: app.name,
+      PODCTL_APP_ROOT: root,
+    }
+    // Each app leads its own process group, so that a signal reaches the
+    // app's children too and the terminal's Ctrl-C reaches only podctl,
+    // which forwards it.
+    const child = spawn(app.exec[0]!, app.exec.slice(1), { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    const out = this.#opts.output
+    child.stdout!.on('data', (c: Buffer) => {
+      log.write(c)
+      out?.write(app.name, 'stdout', c)
+    })
+    child.stderr!.on('data', (c: Buffer) => {
+      log.write(c)
+      out?.write(app.name, 'stderr', c)
+    })
+    const done = new Promise<void>((resolve) => {
+      let finished = false
+      const finish = (exitCode: number): void => {
+        if (finished) return
+        finished = true
+        rec.state = 'exited'
+        rec.exit_code = exitCode
+        rec.finished_at = isoTime()
+        // Whatever the app left behind in its group goes with it.
+        if (child.pid !== undefined) {
+          killGroup(child.pid, 'SIGKILL')
+          this.#guardian.remove(child.pid)
+        }
+        this.#running.delete(app.name)
+        this.#save()
+        const closed = (): void => {
+          log.close()
+          resolve()
+        }
+        if (child.stdout!.readableEnded && child.stderr!.readableEnded) closed()
+        else child.once('close', closed)
+      }
+      child.once('spawn', () => {
+        rec.state = 'running'
+        rec.pid = child.pid ?? null
+        rec.pid_start = child.pid !== undefined ? procStart(child.pid) ?? null : null
+        rec.started_at = isoTime()
+        rec.finished_at = null
+        rec.exit_code = null
+        if (child.pid !== undefined) this.#guardian.add(child.pid)
+        this.#save()
+      })
+      child.once('error', (er: NodeJS.ErrnoException) => {
+        if (rec.state === 'running') return // an error after spawn: 'exit' follows
+        out?.notice(`app ${app.name} could not start: ${er.message}`)
+        log.write(Buffer.from(`podctl: app ${app.name} could not start: ${er.message}\n`))
+        rec.started_at = isoTime()
+        finish(er.code === 'ENOENT' ? 127 : 126)
+      })
+      child.once('exit', (code, signal) => finish(code ?? signalExitCode(signal ?? 'SIGKILL')))
+    })
+    const running = { app, child, done }
+    this.#running.set(app.name, running)
+    return running
+  }
+
+  #finish(): number {
+    let code = 0
+    for (const a of this.manifest.apps) {
+      const t = appType(a)
+      if (t === 'ephemeral') continue
+      const c = this.#appRecord(a.name).exit_code
+      if (c !== null && c !== 0) {
+        code = c
+        break
+      }
+    }
+    this.#record.exit_code = code
+    this.#save()
+    return code
+  }
+}
+
+const newAppRecord = (a: App): AppRecord => ({
+  name: a.name,
+  type: appType(a),
+  state: 'created',
+  pid: null,
+  started_at: null,
+  finished_at: null,
+  exit_code: null,
+})
+
+/** Resolves when the child has spawned or failed to. */
+const spawned = (child: ChildProcess): Promise<void> =>
+  new Promise((resolve) => {
+    if (child.pid !== undefined) return resolve()
+    child.once('spawn', () => resolve())
+    child.once('error', () => resolve())
+  })
+
+/** Signals a process group, ignoring one that is gone. */
+export const killGroup = (pgid: number | undefined, signal: NodeJS.Signals): void => {
+  if (pgid === undefined || pgid <= 1) return
+  try {
+    process.kill(-pgid, signal)
+  } catch {
+    // ESRCH: the group is gone
+  }
+}

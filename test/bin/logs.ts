@@ -1,0 +1,114 @@
+// Black-box tests of `podctl logs` (issue 3 part 1, CONTRACT §4): spawns bin/podctl.
+import t from 'tap'
+import fs from 'node:fs'
+import path from 'node:path'
+import { podFromUUIDString } from '../../lib/pod/pod.js'
+import { dataDir, manifestFile, podctl, pollUntil, runDetached, startPodctl } from '../helpers/run-util.js'
+
+const sh = (script: string): string[] => ['/bin/sh', '-c', script]
+
+t.test('logs of a one-app pod: stdout and stderr, unprefixed', async (t) => {
+  const dir = dataDir(t)
+  const uuidFile = path.join(dir, 'uuid')
+  const run = await podctl(t, dir, ['run', '--uuid-file-save', uuidFile, '--', 'sh', '-c', 'echo out1; echo err1 >&2; echo out2'])
+  t.equal(run.status, 0)
+  const uuid = fs.readFileSync(uuidFile, 'utf8').trim()
+  const r = await podctl(t, dir, ['logs', uuid.slice(0, 8)])
+  t.equal(r.status, 0, r.stderr)
+  const lines = r.stdout.split('\n')
+  t.equal(lines.pop(), '')
+  t.same([...lines].sort(), ['err1', 'out1', 'out2'], 'both streams, nothing else')
+  t.ok(lines.indexOf('out1') < lines.indexOf('out2'), 'in order')
+  t.equal(r.stderr, '')
+})
+
+t.test('logs of several apps: prefixes, --app, --tail, unknown app', async (t) => {
+  const dir = dataDir(t)
+  const m = manifestFile(dir, {
+    apiVersion: 'podctl/v1',
+    apps: [
+      { name: 'web', exec: sh('for i in 1 2 3 4; do echo web-$i; done') },
+      { name: 'db', exec: sh('echo db-1; echo db-2 >&2; echo db-3') },
+    ],
+  })
+  const uuidFile = path.join(dir, 'uuid')
+  t.equal((await podctl(t, dir, ['run', '--manifest', m, '--uuid-file-save', uuidFile])).status, 0)
+  const uuid = fs.readFileSync(uuidFile, 'utf8').trim()
+
+  const all = await podctl(t, dir, ['logs', uuid])
+  t.equal(all.status, 0, all.stderr)
+  const lines = all.stdout.trim().split('\n')
+  t.same(lines.filter((l) => l.startsWith('[web] ')), ['[web] web-1', '[web] web-2', '[web] web-3', '[web] web-4'])
+  t.same(lines.filter((l) => l.startsWith('[db] ')).sort(), ['[db] db-1', '[db] db-2', '[db] db-3'])
+  t.equal(lines.length, 7, 'every line is prefixed with its app')
+
+  const web = await podctl(t, dir, ['logs', uuid, '--app', 'web'])
+  t.equal(web.status, 0)
+  t.equal(web.stdout, 'web-1\nweb-2\nweb-3\nweb-4\n', 'one app shown: no prefix')
+
+  const tail = await podctl(t, dir, ['logs', uuid, '--tail', '2'])
+  t.equal(tail.status, 0)
+  const tl = tail.stdout.trim().split('\n')
+  t.same(tl.filter((l) => l.startsWith('[web] ')), ['[web] web-3', '[web] web-4'], 'the last 2 lines of web')
+  t.equal(tl.filter((l) => l.startsWith('[db] ')).length, 2, 'the last 2 lines of db')
+  t.equal(tl.length, 4)
+
+  const tail1 = await podctl(t, dir, ['logs', uuid, '--app', 'web', '--tail', '1'])
+  t.equal(tail1.stdout, 'web-4\n')
+
+  const nope = await podctl(t, dir, ['logs', uuid, '--app', 'nope'])
+  t.equal(nope.status, 3, 'an unknown app: 3')
+  t.match(nope.stderr, /no app named "nope"/)
+  t.match(nope.stderr, /web/, 'the hint lists the apps')
+  t.equal(nope.stdout, '')
+
+  const bad = await podctl(t, dir, ['logs', uuid, '--tail', 'many'])
+  t.equal(bad.status, 2, 'a bad --tail is a usage error')
+
+  const nopod = await podctl(t, dir, ['logs', 'abcdef12'])
+  t.equal(nopod.status, 3)
+})
+
+t.test('logs --follow prints new lines as they come and returns when the pod exits', async (t) => {
+  const dir = dataDir(t)
+  const go = path.join(dir, 'go')
+  const go2 = path.join(dir, 'go2')
+  const uuid = await runDetached(t, dir, [
+    '--env', `GO=${go}`, '--env', `GO2=${go2}`,
+    '--', 'sh', '-c',
+    'echo first; while [ ! -e "$GO" ]; do sleep 0.02; done; echo second; while [ ! -e "$GO2" ]; do sleep 0.02; done; echo third; printf unfinished',
+  ])
+  const logPath = path.join(dir, 'pods', 'run', uuid, 'logs', 'sh.log')
+  // "first" is in the log before --follow starts: it must be printed once.
+  await pollUntil('"first" in the log', () => fs.existsSync(logPath) && fs.readFileSync(logPath, 'utf8').includes('first'))
+  const follow = startPodctl(t, dir, ['logs', '--follow', uuid])
+  await follow.line(/^first$/)
+  fs.writeFileSync(go, '')
+  await follow.line(/^second$/)
+  t.equal(podFromUUIDString(dir, uuid).state, 'running', 'a line written while the pod runs is followed')
+  t.equal(follow.child.exitCode, null, '--follow keeps going while the pod runs')
+  fs.writeFileSync(go2, '')
+  const r = await follow.done
+  t.equal(r.status, 0, 'returns once the pod has exited')
+  t.equal(r.stdout, 'first\nsecond\nthird\nunfinished\n', 'every line once, the unfinished last one completed')
+  t.equal(podFromUUIDString(dir, uuid).state, 'exited')
+})
+
+t.test('logs --follow of several apps prefixes each line', async (t) => {
+  const dir = dataDir(t)
+  const go = path.join(dir, 'go')
+  const m = manifestFile(dir, {
+    apiVersion: 'podctl/v1',
+    apps: [
+      { name: 'a', exec: sh('echo a-ready; while [ ! -e "$GO" ]; do sleep 0.02; done; echo a-done'), env: { GO: go } },
+      { name: 'b', exec: sh('while [ ! -e "$GO" ]; do sleep 0.02; done; echo b-done'), env: { GO: go } },
+    ],
+  })
+  const uuid = await runDetached(t, dir, ['--manifest', m])
+  const follow = startPodctl(t, dir, ['logs', uuid, '--follow'])
+  await follow.line(/^\[a\] a-ready$/)
+  fs.writeFileSync(go, '')
+  const r = await follow.done
+  t.equal(r.status, 0)
+  t.same(r.stdout.trim().split('\n').sort(), ['[a] a-done', '[a] a-ready', '[b] b-done'])
+})

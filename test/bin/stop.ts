@@ -1,0 +1,117 @@
+// Black-box tests of `podctl stop` (issue 3 part 2, CONTRACT §4): spawns bin/podctl.
+import t from 'tap'
+import fs from 'node:fs'
+import path from 'node:path'
+import { podFromUUIDString } from '../../lib/pod/pod.js'
+import { alive, dataDir, groupMembers, podRecord, podctl, podctlJson, pollUntil, runDetached, startPodctl, type Test } from '../helpers/run-util.js'
+
+/** Waits until the pod's only app runs, and returns its recorded pid. */
+const appRunning = (dir: string, uuid: string, i = 0): Promise<number> =>
+  pollUntil(`app ${i} of ${uuid} to run`, () => {
+    const a = podRecord(dir, uuid).apps[i]
+    return a?.state === 'running' && a.pid !== null ? (a.pid as number) : undefined
+  })
+
+/** Asserts that stop returned with the pod exited and every app process gone. */
+const assertStopped = async (t: Test, dir: string, uuid: string, pids: number[]): Promise<any> => {
+  // stop returns when the pod is exited: no polling here.
+  t.equal(podFromUUIDString(dir, uuid).state, 'exited', 'exited when stop returns')
+  await pollUntil('the app processes to be gone', () => pids.every((p) => !alive(p)))
+  return podctlJson(t, dir, ['status', uuid, '--format', 'json'])
+}
+
+t.test('stop: SIGTERM to the apps, the pod ends exited, returns 0', async (t) => {
+  const dir = dataDir(t)
+  const uuid = await runDetached(t, dir, ['--', 'sleep', '1000'])
+  const pid = await appRunning(dir, uuid)
+  const r = await podctl(t, dir, ['stop', uuid.slice(0, 8)])
+  t.equal(r.status, 0, r.stderr)
+  t.equal(r.stdout, `${uuid}\n`, 'prints the full UUID of the stopped pod')
+  const v = await assertStopped(t, dir, uuid, [pid])
+  t.equal(v.state, 'exited')
+  t.match(v.apps[0], { state: 'exited', exit_code: 143 }, 'sleep died of SIGTERM: 143 recorded')
+  t.equal(v.exit_code, 143)
+})
+
+t.test('stop --force: SIGKILL at once', async (t) => {
+  const dir = dataDir(t)
+  // The app ignores SIGTERM: only a SIGKILL ends it.
+  const uuid = await runDetached(t, dir, ['--', 'sh', '-c', 'trap "" TERM; sleep 1000 & while :; do sleep 0.05; done'])
+  const pid = await appRunning(dir, uuid)
+  const members = await pollUntil('the app and its children', () => (groupMembers(pid).length >= 2 ? groupMembers(pid) : undefined))
+  const r = await podctl(t, dir, ['stop', '--force', uuid])
+  t.equal(r.status, 0, r.stderr)
+  const v = await assertStopped(t, dir, uuid, members)
+  t.equal(v.state, 'exited')
+  const todo = 'bug: stop --force SIGKILLs the supervisor together with the apps (lib/run/stop.ts:74-75), so the app end is never recorded'
+  t.match(v.apps[0], { state: 'exited', exit_code: 137 }, 'the SIGKILL is recorded as 137', { todo })
+  t.equal(v.exit_code, 137, 'the pod exit code is 137', { todo })
+})
+
+t.test('stop --timeout: an app that ignores SIGTERM is SIGKILLed after the timeout', async (t) => {
+  const dir = dataDir(t)
+  const uuid = await runDetached(t, dir, ['--', 'sh', '-c', 'trap "echo got TERM" TERM; echo started; while :; do sleep 0.05; done'])
+  const pid = await appRunning(dir, uuid)
+  await pollUntil('the app to print', () => (fs.readFileSync(path.join(dir, 'pods', 'run', uuid, 'logs', 'sh.log'), 'utf8').includes('started') ? true : undefined))
+  const r = await podctl(t, dir, ['stop', '--timeout', '300ms', uuid])
+  t.equal(r.status, 0, r.stderr)
+  const v = await assertStopped(t, dir, uuid, [pid])
+  t.equal(v.state, 'exited')
+  const log = await podctl(t, dir, ['logs', uuid])
+  t.match(log.stdout, /^got TERM$/m, 'the app got SIGTERM first')
+  const todo = 'bug: on escalation stop SIGKILLs the supervisor together with the apps (lib/run/stop.ts:74-75), so the app end is never recorded'
+  t.match(v.apps[0], { state: 'exited', exit_code: 137 }, 'the SIGKILL is recorded as 137', { todo })
+})
+
+t.test('stop of an exited pod is a no-op that exits 0', async (t) => {
+  const dir = dataDir(t)
+  const run = await podctl(t, dir, ['run', '--uuid-file-save', path.join(dir, 'uuid'), '--', 'sh', '-c', 'exit 2'])
+  t.equal(run.status, 2)
+  const uuid = fs.readFileSync(path.join(dir, 'uuid'), 'utf8').trim()
+  const before = await podctlJson(t, dir, ['status', uuid, '--format', 'json'])
+  const r = await podctl(t, dir, ['stop', uuid])
+  t.equal(r.status, 0, r.stderr)
+  t.same(await podctlJson(t, dir, ['status', uuid, '--format', 'json']), before, 'nothing changed')
+})
+
+t.test('stop of a prepared pod exits 4', async (t) => {
+  const dir = dataDir(t)
+  const p = await podctl(t, dir, ['prepare', '--', 'sleep', '1000'])
+  const uuid = p.stdout.trim()
+  const r = await podctl(t, dir, ['stop', uuid])
+  t.equal(r.status, 4)
+  t.match(r.stderr, /^podctl: pod \w+ is prepared/)
+  t.equal(r.stdout, '')
+  t.equal(podFromUUIDString(dir, uuid).state, 'prepared', 'still prepared')
+})
+
+t.test('stop of several pods at once; an unknown one does not stop the others', async (t) => {
+  const dir = dataDir(t)
+  const a = await runDetached(t, dir, ['--', 'sleep', '1000'])
+  const b = await runDetached(t, dir, ['--', 'sh', '-c', 'trap "exit 3" TERM; while :; do sleep 0.05; done'])
+  const pa = await appRunning(dir, a)
+  const pb = await appRunning(dir, b)
+  const r = await podctl(t, dir, ['stop', a, b, 'ffffffff'])
+  t.equal(r.status, 3, 'no pod matches ffffffff: 3')
+  t.match(r.stderr, /ffffffff/)
+  t.same(r.stdout.trim().split('\n').sort(), [a, b].sort(), 'both real pods were stopped')
+  const va = await assertStopped(t, dir, a, [pa])
+  const vb = await assertStopped(t, dir, b, [pb])
+  t.equal(va.apps[0].exit_code, 143)
+  t.equal(vb.apps[0].exit_code, 3, "b's trap decided its exit code")
+  const again = await podctl(t, dir, ['stop', a, b])
+  t.equal(again.status, 0, 'stopping both again is a no-op')
+})
+
+t.test('stop of a pod running in the foreground: podctl run exits with the app code', async (t) => {
+  const dir = dataDir(t)
+  const uuidFile = path.join(dir, 'uuid')
+  const run = startPodctl(t, dir, ['run', '--uuid-file-save', uuidFile, '--', 'sh', '-c', 'echo ready; while :; do sleep 0.05; done'])
+  await run.line(/^ready$/)
+  const uuid = fs.readFileSync(uuidFile, 'utf8').trim()
+  const r = await podctl(t, dir, ['stop', uuid])
+  t.equal(r.status, 0, r.stderr)
+  const fg = await run.done
+  t.equal(fg.status, 143, 'the foreground podctl exits with the pod exit code')
+  t.equal(podFromUUIDString(dir, uuid).state, 'exited')
+})

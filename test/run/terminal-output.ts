@@ -1,0 +1,47 @@
+// Foreground output (lib/run/terminal-output.ts): prefixes and partial lines.
+import t from 'tap'
+import { terminalOutput } from '../../lib/run/terminal-output.js'
+
+/** A stand-in for process.stdout / process.stderr that keeps what is written. */
+const fake = () => {
+  const out: string[] = []
+  // typed as both streams (they differ only in fd)
+  return { out, stream: { write: (s: string | Buffer) => out.push(String(s)) } as unknown as typeof process.stdout & typeof process.stderr }
+}
+
+t.test('one app: chunks pass through untouched', async (t) => {
+  const o = fake()
+  const e = fake()
+  const sink = terminalOutput(false, o.stream, e.stream)
+  sink.write('a', 'stdout', Buffer.from('par'))
+  sink.write('a', 'stdout', Buffer.from('tial\nx'))
+  sink.write('a', 'stderr', Buffer.from('err\n'))
+  sink.flush?.()
+  t.equal(o.out.join(''), 'partial\nx')
+  t.equal(e.out.join(''), 'err\n')
+})
+
+t.test('several apps: whole lines with "[name] ", partial lines held until complete', async (t) => {
+  const o = fake()
+  const e = fake()
+  const sink = terminalOutput(true, o.stream, e.stream)
+  sink.write('web', 'stdout', Buffer.from('hel'))
+  sink.write('db', 'stdout', Buffer.from('db line\n'))
+  sink.write('web', 'stdout', Buffer.from('lo\nwor'))
+  sink.write('web', 'stderr', Buffer.from('oops\n'))
+  t.same(o.out.join(''), '[db] db line\n[web] hello\n', 'lines of two apps never mix')
+  sink.write('web', 'stdout', Buffer.from('ld'))
+  sink.flush?.()
+  t.equal(o.out.join(''), '[db] db line\n[web] hello\n[web] world\n', 'flush completes the held partial line')
+  t.equal(e.out.join(''), '[web] oops\n')
+  sink.flush?.()
+  t.equal(o.out.join(''), '[db] db line\n[web] hello\n[web] world\n', 'a second flush writes nothing')
+})
+
+t.test('notices go to stderr as podctl messages', async (t) => {
+  const o = fake()
+  const e = fake()
+  terminalOutput(true, o.stream, e.stream).notice('app x could not start: ENOENT')
+  t.equal(e.out.join(''), 'podctl: app x could not start: ENOENT\n')
+  t.same(o.out, [])
+})
