@@ -12,6 +12,7 @@ import { isoTime, writeRecord } from './record.js'
 import { reapOrphans } from './reap.js'
 import { Include, listPods } from './walk.js'
 import fs from 'node:fs'
+import path from 'node:path'
 
 export interface GcOptions {
   /** How long garbage is kept after it was marked (ms). */
@@ -26,7 +27,10 @@ export interface GcOptions {
 }
 
 export interface GcSkip {
+  /** The pod's UUID, or the name of an entry that is not a pod. */
   uuid: string
+  /** Where the entry is, for entries that are not pods. */
+  path?: string
   reason: string
 }
 
@@ -48,7 +52,7 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
   const now = opts.now ?? Date.now()
   const result: GcResult = { marked: [], deleted: [], skipped: [], failed: [] }
   const invalid = (e: { path: string; reason: string }): void => {
-    result.failed.push({ uuid: e.path, reason: `${e.reason}; podctl never follows it` })
+    result.failed.push({ uuid: path.basename(e.path), path: e.path, reason: `${e.reason}; podctl never follows it` })
   }
   const pods = listPods(dataDir, Include.all, { onInvalid: invalid })
   const total = pods.length
@@ -112,7 +116,7 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
       case 'aborted prepare':
       case 'embryo':
         if (s === 'embryo' && (pod.locked || isYoungEmbryo(pod, now))) {
-          handle(pod, () => 'skip')
+          handle(pod, () => (pod.locked ? 'embryo: its creator is still preparing it' : 'skip'))
           break
         }
         handle(pod, () => mark(pod, () => pod.toGarbage({ sync: false })))
@@ -131,7 +135,8 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
         garbage.push(pod)
         break
       default:
-        handle(pod, () => 'skip') // running, preparing, deleting: someone is on it
+        // running, preparing, deleting: a live process is on it
+        handle(pod, () => `${s}: a live process holds its lock`)
     }
   }
   for (const d of moved) syncDir(stateDirPath(dataDir, d))

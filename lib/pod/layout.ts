@@ -51,28 +51,25 @@ export const ensureDataDir = (dataDir: string): void => {
   if (checked.has(dataDir)) return
   try {
     const st = fs.statSync(dataDir, { throwIfNoEntry: false })
-    if (st && !st.isDirectory()) {
-      throw new PodctlError('EFAILED', `data dir ${dataDir} is not a directory`, 'point --dir or PODCTL_DIR at a directory')
-    }
+    if (st && !st.isDirectory()) throw notADirectory(dataDir)
     if (!st) fs.mkdirSync(dataDir, { recursive: true, mode: DIR_MODE })
     for (const sub of LAYOUT) {
       try {
         fs.mkdirSync(path.join(dataDir, sub), { mode: DIR_MODE })
       } catch (er) {
         if (errnoCode(er) !== 'EEXIST') throw er
+        const sub_ = path.join(dataDir, sub)
+        if (!fs.lstatSync(sub_).isDirectory()) {
+          throw new PodctlError('EFAILED', `${sub_} is not a directory: data dir ${dataDir} is damaged`, 'move that entry away and run the command again')
+        }
       }
     }
     fs.accessSync(path.join(dataDir, 'pods'), fs.constants.W_OK)
     fs.accessSync(locksDir(dataDir), fs.constants.W_OK)
   } catch (er) {
     if (er instanceof PodctlError) throw er
-    const code = errnoCode(er)
-    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
-      throw new PodctlError('EFAILED', `data dir ${dataDir} is not writable (${code})`, 'choose another with --dir or PODCTL_DIR, or fix its permissions', { cause: er })
-    }
-    if (code === 'ENOTDIR') {
-      throw new PodctlError('EFAILED', `data dir ${dataDir} is not a directory`, 'point --dir or PODCTL_DIR at a directory', { cause: er })
-    }
+    if (isWriteRefused(er)) throw notWritable(dataDir, er)
+    if (errnoCode(er) === 'ENOTDIR') throw notADirectory(dataDir, er)
     throw new PodctlError('EFAILED', `cannot create data dir ${dataDir}: ${(er as Error).message}`, undefined, { cause: er })
   }
   checked.add(dataDir)
@@ -83,12 +80,32 @@ export const ensureDataDir = (dataDir: string): void => {
  * does not exist yet: a reader then sees no pods.
  */
 export const dataDirExists = (dataDir: string): boolean => {
-  const st = fs.statSync(dataDir, { throwIfNoEntry: false })
-  if (!st) return false
-  if (!st.isDirectory()) {
-    throw new PodctlError('EFAILED', `data dir ${dataDir} is not a directory`, 'point --dir or PODCTL_DIR at a directory')
+  let st: fs.Stats | undefined
+  try {
+    st = fs.statSync(dataDir, { throwIfNoEntry: false })
+  } catch (er) {
+    // A data dir below a regular file.
+    if (errnoCode(er) === 'ENOTDIR') throw notADirectory(dataDir, er)
+    throw er
   }
+  if (!st) return false
+  if (!st.isDirectory()) throw notADirectory(dataDir)
   return true
+}
+
+const notADirectory = (dataDir: string, cause?: unknown): PodctlError =>
+  new PodctlError('EFAILED', `data dir ${dataDir} is not a directory`, 'point --dir or PODCTL_DIR at a directory', { cause })
+
+/** The error for a data dir podctl may not write to. */
+export const notWritable = (dataDir: string, cause: unknown): PodctlError =>
+  new PodctlError('EFAILED', `data dir ${dataDir} is not writable (${errnoCode(cause)})`, 'choose another with --dir or PODCTL_DIR, or fix its permissions', {
+    cause,
+  })
+
+/** Whether an error is the file system refusing a write. */
+export const isWriteRefused = (er: unknown): boolean => {
+  const code = errnoCode(er)
+  return code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
 }
 
 /** fsyncs a directory so that a rename in it survives a crash. */

@@ -1,77 +1,108 @@
 /**
- * The pod lock (CONTRACT §2): proper-lockfile's mkdir lock at
+ * The pod lock (CONTRACT §2): proper-lockfile's lock at
  * `<data>/locks/<uuid>`, paired with an owner record that lets a reader on
  * the same host tell a dead holder at once. See
  * Documentation/devel/pod-lifecycle.md for the design and its limits.
  *
- * - Acquiring creates the lock directory with the owner record already in
- *   it (built under a temporary name, then renamed into place), so a lock
- *   is never seen without its owner.
- * - Releasing renames the directory away before emptying it, so the lock
- *   path is never an empty directory that a rename could land on.
- * - proper-lockfile's own mtime staleness is switched off (a stale time of
- *   a year): it would let a busy, live holder lose its lock. Its update
+ * - proper-lockfile creates, refreshes and removes the lock through the
+ *   file system we give it. Its "mkdir" here makes a symlink whose target
+ *   is the owner record: one atomic, exclusive call (EEXIST when held, on
+ *   local and network file systems alike) creates the lock with its owner,
+ *   so a lock is never seen without one, and no directory or temporary
+ *   name is needed. Its "rmdir" unlinks the symlink.
+ * - proper-lockfile's own mtime staleness is switched off (stale:
+ *   Infinity): it would let a busy, live holder lose its lock. Its update
  *   timer still refreshes the mtime, which judges holders on other hosts.
  * - A dead holder's lock is taken over under a second, short-lived lock,
- *   re-checked there, and moved away only if it is still that holder's.
+ *   re-checked there, and removed only if it is still that holder's.
  * - The lock is outside the pod directory, so renames never touch it.
+ * - Lock directories (made by podctl before the symlink form, or by hand)
+ *   are still understood: their owner record is `<lock>/owner`, and a
+ *   directory without one is judged by its mtime alone.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { createRequire } from 'node:module'
-import { randomBytes } from 'node:crypto'
 import { errnoCode } from '../errors.js'
-import { locksDir, DIR_MODE } from './layout.js'
+import { isWriteRefused, locksDir, notWritable } from './layout.js'
 import { formatOwner, ownOwner, ownerAlive, parseOwner, type Owner } from './owner.js'
 
-type LockfileModule = typeof import('proper-lockfile')
-let lockfile: LockfileModule | undefined
-// Loaded on first use: commands that only read (list, status) never pay for it.
-const loadLockfile = (): LockfileModule =>
-  (lockfile ??= createRequire(import.meta.url)('proper-lockfile') as LockfileModule)
+type Callback<T = void> = (err: NodeJS.ErrnoException | null, value?: T) => void
+interface LockOptions {
+  lockfilePath: string
+  realpath: false
+  stale: number
+  update?: number
+  fs: typeof lockFs
+  onCompromised: (er: Error) => void
+}
+interface LockfileCore {
+  lock(file: string, options: LockOptions, cb: (err: Error | null, release?: (cb: Callback) => void) => void): void
+}
+let lockfile: LockfileCore | undefined
+// Loaded on first use: commands that only read (list, status) never pay
+// for it. lib/lockfile.js is the callback core behind lockSync; called with
+// our file system, whose calls complete before they return, it finishes
+// synchronously too. Unlike lockSync it does not rebuild its fs adapter on
+// every call, so its mtime-precision probe (a utimes and a stat) is made
+// once per process instead of once per lock.
+const loadLockfile = (): LockfileCore =>
+  (lockfile ??= createRequire(import.meta.url)('proper-lockfile/lib/lockfile.js') as LockfileCore)
 
+/** An old-style (directory) lock's owner record. */
 const OWNER = 'owner'
-const YEAR_MS = 365 * 24 * 3600 * 1000
 /** How often a holder refreshes its lock's mtime (for readers on other hosts). */
 const UPDATE_MS = 5_000
 /** proper-lockfile's minimum stale time; bounds a dead takeover holder. */
 const TAKEOVER_STALE_MS = 2_000
-
-const nonce = (): string => randomBytes(6).toString('hex')
 
 /** Sleeps without yielding: lock acquisition is synchronous throughout. */
 export const sleepSync = (ms: number): void => {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 }
 
-// The file system proper-lockfile works through. mkdir creates the lock
-// directory with its owner record inside, atomically; rmdir moves it away
-// and then removes it. EEXIST keeps its meaning for proper-lockfile.
+let counter = 0
+/** A name no other process uses: pid, a per-process counter. */
+const uniqueSuffix = (): string => `${process.pid}-${(counter++).toString(36)}`
+
+const call = <T>(cb: Callback<T>, fn: () => T): void => {
+  let value: T
+  try {
+    value = fn()
+  } catch (er) {
+    cb(er as NodeJS.ErrnoException)
+    return
+  }
+  cb(null, value)
+}
+
+// The file system proper-lockfile works through (callback style, but
+// synchronous underneath). EEXIST keeps its meaning for proper-lockfile.
 const lockFs = {
-  ...fs,
-  mkdirSync(lockPath: fs.PathLike): void {
-    const p = String(lockPath)
-    const tmp = path.join(path.dirname(p), `.${path.basename(p)}.new-${nonce()}`)
-    fs.mkdirSync(tmp, { mode: DIR_MODE })
-    try {
-      fs.symlinkSync(formatOwner(ownOwner()), path.join(tmp, OWNER))
-      fs.renameSync(tmp, p)
-    } catch (er) {
-      removeLockDir(tmp)
-      const code = errnoCode(er)
-      // rename(2) onto an existing non-empty directory: the lock is held.
-      if (code === 'ENOTEMPTY' || code === 'EEXIST') {
-        throw Object.assign(new Error(`EEXIST: lock exists, mkdir '${p}'`), { code: 'EEXIST' })
-      }
-      throw er
-    }
-  },
-  rmdirSync(lockPath: fs.PathLike): void {
-    const p = String(lockPath)
-    const away = path.join(path.dirname(p), `.${path.basename(p)}.gone-${nonce()}`)
-    fs.renameSync(p, away)
-    removeLockDir(away)
-  },
+  mkdir: (p: string, cb: Callback): void => call(cb, () => fs.symlinkSync(formatOwner(ownOwner()), p)),
+  stat: (p: string, cb: Callback<fs.Stats>): void => call(cb, () => fs.lstatSync(p)),
+  utimes: (p: string, atime: Date, mtime: Date, cb: Callback): void => call(cb, () => fs.lutimesSync(p, atime, mtime)),
+  rmdir: (p: string, cb: Callback): void => call(cb, () => removeLockEntry(p)),
+  realpath: (p: string, cb: Callback<string>): void => call(cb, () => fs.realpathSync(p)),
+  // proper-lockfile's exit handler releases held locks with this.
+  rmdirSync: (p: string): void => removeLockEntry(p),
+}
+
+/**
+ * Removes a lock: unlinks a symlink lock; an old-style lock directory is
+ * renamed away first, so the lock path is never an empty directory.
+ */
+const removeLockEntry = (p: string): void => {
+  try {
+    fs.unlinkSync(p)
+    return
+  } catch (er) {
+    const code = errnoCode(er)
+    if (code !== 'EISDIR' && code !== 'EPERM') throw er
+  }
+  const away = path.join(path.dirname(p), `.${path.basename(p)}.gone-${uniqueSuffix()}`)
+  fs.renameSync(p, away)
+  removeLockDir(away)
 }
 
 const removeLockDir = (dir: string): void => {
@@ -82,8 +113,10 @@ const removeLockDir = (dir: string): void => {
   }
   try {
     fs.rmdirSync(dir)
-  } catch {
-    // left for gc's sweep of the locks dir
+  } catch (er) {
+    // Not a directory (a temporary of an older podctl that is a file), or
+    // not empty: left for a person to look at.
+    if (errnoCode(er) === 'ENOTDIR') fs.unlinkSync(dir)
   }
 }
 
@@ -100,20 +133,25 @@ export const lockPath = (dataDir: string, uuid: string): string => path.join(loc
 
 const readOwner = (lock: string): Owner | undefined | 'none' => {
   try {
+    return parseOwner(fs.readlinkSync(lock)) ?? 'none'
+  } catch (er) {
+    const code = errnoCode(er)
+    if (code === 'ENOENT') return undefined
+    if (code !== 'EINVAL') return 'none'
+  }
+  // Not a symlink: a lock directory, with or without an owner record.
+  try {
     return parseOwner(fs.readlinkSync(path.join(lock, OWNER))) ?? 'none'
   } catch (er) {
     const code = errnoCode(er)
-    if (code === 'ENOENT' || code === 'ENOTDIR') {
-      // No owner record: no lock at all, or a lock not made by podctl.
-      return fs.existsSync(lock) ? 'none' : undefined
-    }
+    if (code === 'ENOENT' || code === 'ENOTDIR') return fs.existsSync(lock) ? 'none' : undefined
     return 'none'
   }
 }
 
 const mtimeOf = (p: string) => (): number | undefined => {
   try {
-    return fs.statSync(p).mtimeMs
+    return fs.lstatSync(p).mtimeMs
   } catch {
     return undefined
   }
@@ -166,57 +204,63 @@ export const lockedSet = (dataDir: string): Set<string> => {
   return held
 }
 
-const tryCreate = (lock: string, onCompromised: (er: Error) => void): (() => void) | undefined => {
-  try {
-    return loadLockfile().lockSync(lock, {
-      lockfilePath: lock,
-      realpath: false,
-      stale: YEAR_MS,
-      update: UPDATE_MS,
-      fs: lockFs,
-      onCompromised,
-    } as Parameters<LockfileModule['lockSync']>[1])
-  } catch (er) {
-    if (errnoCode(er) === 'ELOCKED') return undefined
-    throw er
+/**
+ * Creates the lock at `lock` through proper-lockfile. Returns its release
+ * function, or undefined when the lock exists.
+ */
+const tryCreate = (lock: string, stale: number, onCompromised: (er: Error) => void): (() => void) | undefined => {
+  let outcome: { err: Error | null; release?: (cb: Callback) => void } | undefined
+  loadLockfile().lock(lock, { lockfilePath: lock, realpath: false, stale, update: UPDATE_MS, fs: lockFs, onCompromised }, (err, release) => {
+    outcome = { err, release }
+  })
+  if (!outcome) throw new Error('bug: proper-lockfile did not complete synchronously')
+  if (outcome.err) {
+    if (errnoCode(outcome.err) === 'ELOCKED') return undefined
+    // <data>/locks/<name>: name the data dir, as every other refusal does.
+    if (isWriteRefused(outcome.err)) throw notWritable(path.dirname(path.dirname(lock)), outcome.err)
+    throw outcome.err
+  }
+  const release = outcome.release!
+  return () => {
+    let err: Error | null = null
+    release((e) => {
+      err = e
+    })
+    if (err) throw err
   }
 }
 
+/** Whether the lock at `lock` is still exactly the one judged dead. */
+const sameDeadLock = (lock: string, dead: Owner | 'none'): boolean => {
+  const now = readOwner(lock)
+  if (now === undefined) return false
+  if (dead === 'none') return now === 'none' && !lockHeldAt(lock)
+  return (
+    now !== 'none' &&
+    now.pid === dead.pid && now.start === dead.start && now.boot === dead.boot && now.host === dead.host &&
+    !ownerAlive(now, mtimeOf(lock))
+  )
+}
+
 /**
- * Moves away the lock at `lock` if, re-checked under the takeover lock, it
- * is still held by exactly `dead` and that holder is still dead. Two
- * processes that both judged the holder dead are serialized here, and the
- * second finds the lock gone or owned by the first.
+ * Removes the lock at `lock` if, re-checked under the takeover lock, it is
+ * still held by exactly `dead` (or, for a lock without an owner record,
+ * still stale) and that holder is still dead. Two processes that both
+ * judged the holder dead are serialized here, and the second finds the
+ * lock gone or owned by the first.
  */
-const takeOver = (lock: string, dead: Owner): void => {
+const takeOver = (lock: string, dead: Owner | 'none'): void => {
   const guard = path.join(path.dirname(lock), `.${path.basename(lock)}.takeover`)
   const deadline = Date.now() + TAKEOVER_STALE_MS + 1_000
   let releaseGuard: (() => void) | undefined
   for (;;) {
-    try {
-      releaseGuard = loadLockfile().lockSync(guard, {
-        lockfilePath: guard,
-        realpath: false,
-        stale: TAKEOVER_STALE_MS,
-        fs: lockFs,
-        onCompromised: () => {},
-      } as Parameters<LockfileModule['lockSync']>[1])
-      break
-    } catch (er) {
-      if (errnoCode(er) !== 'ELOCKED') throw er
-      if (Date.now() > deadline) return // someone else is taking it over
-      sleepSync(10)
-    }
+    releaseGuard = tryCreate(guard, TAKEOVER_STALE_MS, () => {})
+    if (releaseGuard) break
+    if (Date.now() > deadline) return // someone else is taking it over
+    sleepSync(10)
   }
   try {
-    const now = readOwner(lock)
-    if (
-      now !== undefined && now !== 'none' &&
-      now.pid === dead.pid && now.start === dead.start && now.boot === dead.boot && now.host === dead.host &&
-      !ownerAlive(now, mtimeOf(lock))
-    ) {
-      lockFs.rmdirSync(lock)
-    }
+    if (sameDeadLock(lock, dead)) removeLockEntry(lock)
   } catch (er) {
     if (errnoCode(er) !== 'ENOENT') throw er
   } finally {
@@ -235,7 +279,7 @@ export const tryLockAt = (lock: string): HeldLock | undefined => {
     compromised = er
   }
   for (let attempt = 0; attempt < 3; attempt++) {
-    const release = tryCreate(lock, onCompromised)
+    const release = tryCreate(lock, Infinity, onCompromised)
     if (release) {
       let released = false
       return {
@@ -257,13 +301,7 @@ export const tryLockAt = (lock: string): HeldLock | undefined => {
     }
     const owner = readOwner(lock)
     if (owner === undefined) continue // released meanwhile: try again
-    if (owner === 'none') {
-      if (lockHeldAt(lock)) return undefined
-      // A dead foreign lock: only its mtime speaks for it, and it is stale.
-      takeOver(lock, { pid: -1, start: '', boot: '', host: '' })
-      continue
-    }
-    if (ownerAlive(owner, mtimeOf(lock))) return undefined
+    if (owner === 'none' ? lockHeldAt(lock) : ownerAlive(owner, mtimeOf(lock))) return undefined
     takeOver(lock, owner)
   }
   return undefined

@@ -6,9 +6,15 @@
  * ticks since boot) and the boot id; the host name tells a record written
  * on another host, which only the lock's mtime can judge.
  *
- * The record is the target of a symlink named `owner` inside the lock
- * directory: one syscall to write (before the directory is renamed into
- * place, so no reader ever sees a lock without its owner) and one to read.
+ * The record is the target of the lock symlink itself (lib/pod/lock.ts):
+ * one syscall writes the lock and its owner together, and one reads both.
+ * It is kept under 60 bytes so that ext4 stores it inside the inode (a
+ * "fast" symlink: no data block to allocate, and none to discard):
+ * `podctl2 <pid> <start> <boot> <host>`, where boot is the first 8 hex
+ * digits of the boot id and host an 8-hex-digit hash of the host name.
+ * The first format, `podctl-owner/1 pid=… start=… boot=… host=…` (full boot
+ * id and host name), is still read, so locks taken by an older podctl
+ * keep working across an upgrade.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -21,15 +27,29 @@ export interface Owner {
   host: string
 }
 
-const PREFIX = 'podctl-owner/1'
+const PREFIX = 'podctl2'
 
-export const formatOwner = (o: Owner): string =>
-  `${PREFIX} pid=${o.pid} start=${o.start} boot=${o.boot} host=${o.host}`
+export const formatOwner = (o: Owner): string => `${PREFIX} ${o.pid} ${o.start || '-'} ${o.boot} ${o.host}`
 
 export const parseOwner = (s: string): Owner | undefined => {
-  const m = /^podctl-owner\/1 pid=(\d+) start=(\d*) boot=(\S*) host=(\S*)$/.exec(s)
-  if (!m) return undefined
-  return { pid: Number(m[1]), start: m[2]!, boot: m[3]!, host: m[4]! }
+  const m = /^podctl2 (\d+) (\d+|-) (\S+) (\S+)$/.exec(s)
+  if (m) return { pid: Number(m[1]), start: m[2] === '-' ? '' : m[2]!, boot: m[3]!, host: m[4]! }
+  const v1 = /^podctl-owner\/1 pid=(\d+) start=(\d*) boot=(\S*) host=(\S*)$/.exec(s)
+  if (v1) return { pid: Number(v1[1]), start: v1[2]!, boot: shortBoot(v1[3]!), host: hostHash(v1[4]!) }
+  return undefined
+}
+
+/** The boot id, shortened: 32 random bits tell two boots apart well enough. */
+export const shortBoot = (bootId: string): string => bootId.replace(/-/g, '').slice(0, 8) || '-'
+
+/** FNV-1a, 32 bits, as 8 hex digits: short, stable, and no crypto import at start-up. */
+export const hostHash = (host: string): string => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < host.length; i++) {
+    h ^= host.charCodeAt(i)
+    h = Math.imul(h, 0x01000193) >>> 0
+  }
+  return h.toString(16).padStart(8, '0')
 }
 
 /** Start time and run state of a process from /proc, or undefined if it is gone. */
@@ -84,8 +104,8 @@ export const ownOwner = (): Owner => {
   self = {
     pid: process.pid,
     start: procStat('self')?.start ?? '',
-    boot: readBootId(),
-    host: os.hostname().replace(/\s/g, '_') || 'localhost',
+    boot: shortBoot(readBootId()),
+    host: hostHash(os.hostname() || 'localhost'),
   }
   return self
 }

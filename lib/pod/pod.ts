@@ -14,6 +14,7 @@ import {
   DIR_MODE,
   POD_DIRS,
   UUID_RE,
+  dataDirExists,
   ensureDataDir,
   podPath,
   stateDirPath,
@@ -95,7 +96,8 @@ export class Pod {
 
   /**
    * Takes the pod's exclusive lock if no live process holds it. Returns
-   * false when another process holds it. Does not refresh the state.
+   * false when another process holds it; throws PodChangedStateError when
+   * the pod left its directory meanwhile. Does not refresh the state.
    */
   tryExclusiveLock(): boolean {
     if (this.#held) return true
@@ -106,6 +108,13 @@ export class Pod {
     }
     this.#held = held
     this.#lockedByOther = false
+    // The lock lives outside the pod dir, so it can be taken for a pod that
+    // another process deleted (or moved) between our look and our lock.
+    // Now that we hold it the pod cannot move: check it is still here.
+    if (!existsNoFollow(this.path)) {
+      this.unlock()
+      throw new PodChangedStateError(this.uuid, `pod ${this.uuid} changed state: it is no longer in ${this.#dir}`)
+    }
     return true
   }
 
@@ -537,6 +546,8 @@ export const podFromUUIDString = (dataDir: string, s: string): Pod => {
   if (!UUID_RE.test(arg)) {
     const matches = matchPrefix(dataDir, arg)
     if (matches.length === 0) {
+      dataDirExists(dataDir) // a data dir that is a file says so, not "no pod"
+
       throw new PodctlError('ENOPOD', `no pod matches ${JSON.stringify(s)}`, 'see podctl list')
     }
     if (matches.length > 1) {
@@ -548,7 +559,14 @@ export const podFromUUIDString = (dataDir: string, s: string): Pod => {
     }
     uuid = matches[0]!
   }
-  const dir = locate(dataDir, uuid)
+  let dir: PodDir | undefined
+  try {
+    dir = locate(dataDir, uuid)
+  } catch (er) {
+    // ENOTDIR: the data dir (or one of its state dirs) is a file.
+    if (errnoCode(er) === 'ENOTDIR') dataDirExists(dataDir)
+    throw er
+  }
   if (!dir) throw new PodctlError('ENOPOD', `no such pod: ${uuid}`, 'see podctl list')
   return new Pod(dataDir, uuid, dir, isLocked(dataDir, uuid))
 }
@@ -573,5 +591,15 @@ export const writeUUIDToFile = (uuid: string, file: string): void => {
     writeFileAtomic(path.dirname(abs), path.basename(abs), `${uuid}\n`)
   } catch (er) {
     throw new PodctlError('EFAILED', `cannot write UUID file ${file}: ${(er as Error).message}`, undefined, { cause: er })
+  }
+}
+
+const existsNoFollow = (p: string): boolean => {
+  try {
+    fs.lstatSync(p)
+    return true
+  } catch (er) {
+    if (errnoCode(er) === 'ENOENT') return false
+    throw er
   }
 }

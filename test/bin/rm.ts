@@ -20,7 +20,7 @@ import {
 /** Asserts the pod is gone: no directory in any state dir, no lock left behind. */
 const gone = (t: Test, dir: string, uuid: string): void => {
   t.equal(whereIs(dir, uuid), undefined, `pod ${uuid.slice(0, 8)} has no directory left`)
-  t.equal(fs.existsSync(path.join(dir, 'locks', uuid)), false, `pod ${uuid.slice(0, 8)} has no lock left`)
+  t.equal(fs.lstatSync(path.join(dir, 'locks', uuid), { throwIfNoEntry: false }) !== undefined, false, `pod ${uuid.slice(0, 8)} has no lock left`)
 }
 
 t.test('removes a prepared pod and an exited pod', async (t) => {

@@ -296,3 +296,6 @@ export const manifest = (over: Record<string, unknown> = {}) => ({
   apps: [{ name: 'main', exec: ['/bin/sh', '-c', 'exit 0'] }],
   ...over,
 })
+
+/** Whether a lock exists (a lock is a symlink whose target is not a file: never follow it). */
+export const lockExists = (p: string): boolean => fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined

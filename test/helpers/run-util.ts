@@ -238,11 +238,11 @@ export const allPods = (dir: string): string[] => {
 export const lockHolder = (dir: string, uuid: string): number | undefined => {
   let target: string
   try {
-    target = fs.readlinkSync(path.join(dir, 'locks', uuid, 'owner'))
+    target = fs.readlinkSync(path.join(dir, 'locks', uuid))
   } catch {
     return undefined
   }
-  const m = /pid=(\d+) start=(\d*)/.exec(target)
+  const m = /^podctl2 (\d+) (\d+)/.exec(target)
   if (!m) return undefined
   const pid = Number(m[1])
   const st = procStat(pid)

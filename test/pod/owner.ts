@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
-import { REMOTE_STALE_MS, formatOwner, ownOwner, ownerAlive, parseOwner, type Owner } from '../../lib/pod/owner.js'
+import { REMOTE_STALE_MS, formatOwner, hostHash, ownOwner, ownerAlive, parseOwner, shortBoot, type Owner } from '../../lib/pod/owner.js'
 import { procState, until } from '../helpers/pod-util.js'
 
 /** Field 22 of /proc/<pid>/stat, read independently of the code under test. */
@@ -36,25 +36,43 @@ const never = (): number | undefined => {
 }
 
 t.test('format and parse', async (t) => {
-  const o: Owner = { pid: 42, start: '12345', boot: 'b00t-id', host: 'h.example' }
+  const o: Owner = { pid: 42, start: '12345', boot: '0a1b2c3d', host: 'e5f6a7b8' }
   const s = formatOwner(o)
-  t.equal(s, 'podctl-owner/1 pid=42 start=12345 boot=b00t-id host=h.example')
+  t.equal(s, 'podctl2 42 12345 0a1b2c3d e5f6a7b8')
   t.strictSame(parseOwner(s), o)
-  t.strictSame(parseOwner('podctl-owner/1 pid=42 start= boot=x host=y'), { pid: 42, start: '', boot: 'x', host: 'y' }, 'no start time (no /proc)')
-  for (const bad of ['', 'podctl-owner/2 pid=1 start=1 boot=x host=y', 'podctl-owner/1 pid=x start=1 boot=x host=y', 'podctl-owner/1 pid=1 start=1 boot=x host=y extra', 'junk']) {
+  t.strictSame(parseOwner(formatOwner({ ...o, start: '' })), { ...o, start: '' }, 'no start time (no /proc) round-trips')
+  t.strictSame(
+    parseOwner('podctl-owner/1 pid=42 start= boot=0a1b2c3d-aaaa-bbbb-cccc-dddddddddddd host=h.example'),
+    { pid: 42, start: '', boot: '0a1b2c3d', host: hostHash('h.example') },
+    'the first format is still read, in short form',
+  )
+  for (const bad of ['', 'podctl3 1 1 x y', 'podctl2 x 1 x y', 'podctl2 1 1 x y extra', 'podctl-owner/1 pid=x start=1 boot=x host=y', 'junk']) {
     t.equal(parseOwner(bad), undefined, JSON.stringify(bad))
   }
+})
+
+t.test('the record fits in an inode (a fast symlink: under 60 bytes)', async (t) => {
+  const worst: Owner = { pid: 4194304, start: '999999999999', boot: 'ffffffff', host: 'ffffffff' }
+  t.ok(formatOwner(worst).length < 60, `${formatOwner(worst).length} bytes`)
+  t.ok(formatOwner(ownOwner()).length < 60)
 })
 
 t.test('ownOwner describes this process', async (t) => {
   const me = ownOwner()
   t.equal(me.pid, process.pid)
   t.equal(me.start, startOf(process.pid), 'start time from /proc/self/stat')
-  t.equal(me.boot, fs.readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim())
-  t.equal(me.host, os.hostname().replace(/\s/g, '_'))
+  t.equal(me.boot, shortBoot(fs.readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim()))
+  t.match(me.boot, /^[0-9a-f]{8}$/)
+  t.equal(me.host, hostHash(os.hostname()))
   t.notMatch(formatOwner(me), /\s.*\s.*\s.*\s.*\s/, 'the record has exactly five fields')
   t.strictSame(parseOwner(formatOwner(me)), me, 'round trip')
   t.equal(ownOwner(), me, 'cached')
+})
+
+t.test('hostHash tells host names apart and is stable', async (t) => {
+  t.equal(hostHash('a'), hostHash('a'))
+  t.not(hostHash('a'), hostHash('b'))
+  t.match(hostHash(''), /^[0-9a-f]{8}$/)
 })
 
 t.test('a same-host record: alive exactly while that process runs', async (t) => {

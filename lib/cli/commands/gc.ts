@@ -34,10 +34,10 @@ export const registerGc = (program: Command, ctx: Context): void => {
         result = gc(dataDir, { gracePeriodMs, expirePreparedMs, markOnly: opts.markOnly === true, onProgress: progress.report })
         progress.finish()
       }
-      for (const f of result.failed) ctx.io.err(`podctl: gc: ${f.uuid}: ${f.reason}\n`)
+      for (const f of result.failed) ctx.io.err(`podctl: gc: ${f.path ?? f.uuid}: ${f.reason}\n`)
       if (ctx.state.debug) for (const s of result.skipped) ctx.io.err(`podctl: gc: skipped ${s.uuid}: ${s.reason}\n`)
       if (json) {
-        const skipped = [...result.skipped, ...result.failed.map((f) => ({ uuid: f.uuid, reason: `error: ${f.reason}` }))]
+        const skipped = [...result.skipped, ...result.failed.map((f) => ({ ...f, reason: `error: ${f.reason}` }))]
         ctx.io.out(toJson({ marked: result.marked, deleted: result.deleted, skipped }, opts.format))
       } else {
         ctx.io.out(result.marked.map((u) => `marked ${u}\n`).join('') + result.deleted.map((u) => `deleted ${u}\n`).join(''))

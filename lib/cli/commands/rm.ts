@@ -31,6 +31,7 @@ export const registerRm = (program: Command, ctx: Context): void => {
           if (!(er instanceof PodctlError)) throw er
           // rm goes past a bad pod, reports it, and fails at the end.
           ctx.io.err(`podctl: ${er.message}\n${er.hint ? `${er.hint}\n` : ''}`)
+          if (ctx.state.debug && er.stack) ctx.io.err(`${er.stack}\n`)
           firstFailure ??= er.exitCode
         }
         progress.report(i + 1, args.length)
