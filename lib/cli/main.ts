@@ -19,6 +19,7 @@ import { registerRunPrepared } from './commands/run-prepared.js'
 import { registerStatus } from './commands/status.js'
 import { registerStop } from './commands/stop.js'
 import { registerVersion } from './commands/version.js'
+import { registerVolume } from './commands/volume.js'
 
 /** Builds the program. exitOverride is set before subcommands so they copy it. */
 export const buildProgram = (ctx: Context): Command => {
@@ -58,6 +59,7 @@ Documentation: Documentation/subcommands/<command>.md`,
   registerGc(program, ctx)
   registerApp(program, ctx)
   registerCatManifest(program, ctx)
+  registerVolume(program, ctx)
   registerVersion(program, ctx)
   return program
 }

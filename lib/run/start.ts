@@ -2,6 +2,7 @@
 import { PodChangedStateError } from '../errors.js'
 import type { PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
+import { setUpPodVolumes } from '../volume/pod-volumes.js'
 
 /**
  * Moves a prepared pod to run/ under its lock. The loser of a race (the pod
@@ -11,6 +12,17 @@ import type { Pod } from '../pod/pod.js'
 export const startPrepared = (pod: Pod): { pod: Pod; manifest: PodManifest } => {
   const { manifest } = pod.podManifest()
   try {
+    // Volumes are set up under the pod's lock before it runs, so that a
+    // refused claim (exit 4) leaves the pod prepared.
+    if (manifest.volumes?.length && pod.dir === 'prepared') {
+      if (!pod.tryExclusiveLock()) throw new PodChangedStateError(pod.uuid)
+      try {
+        setUpPodVolumes(pod, manifest)
+      } catch (er) {
+        pod.unlock()
+        throw er
+      }
+    }
     pod.toRun()
   } catch (er) {
     if (er instanceof PodChangedStateError) {
