@@ -44,7 +44,7 @@ export interface FileProjection {
 export type Payload = Map<string, FileProjection>
 
 /** A timestamped directory name as `..data` may point at: "..<stamp>", one component. */
-const isTsDirName = (s: string): boolean => s.startsWith('..') && !s.includes('/') && s !== DATA_DIR_NAME && s !== NEW_DATA_DIR_NAME && s !== '..'
+const isTsDirName = (s: string): boolean => /^\.\.\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}\.[^/]+$/.test(s)
 
 const pad = (n: number, w = 2): string => String(n).padStart(w, '0')
 const stamp = (d = new Date()): string =>
@@ -149,15 +149,24 @@ export class AtomicWriter {
 
     // (9) User-visible links for new top-level names.
     this.#createUserVisibleFiles(payload)
-    // (10) Old user-visible names the payload no longer has.
-    for (const p of pathsToRemove) {
-      if (p.includes('/')) continue // only top-level names are user-visible links
-      const at = path.join(this.targetDir, p)
+    // (10) Old user-visible names the payload no longer has. Also any
+    // other link of ours ("name -> ..data/name") to a name not in the
+    // payload: left when the old version could not be read.
+    const tops = new Set([...payload.keys()].map((k) => k.split('/')[0]!))
+    for (const name of fs.readdirSync(this.targetDir)) {
+      if (name.startsWith('..') || tops.has(name)) continue
+      const at = path.join(this.targetDir, name)
       const st = fs.lstatSync(at, { throwIfNoEntry: false })
-      if (st?.isSymbolicLink()) fs.unlinkSync(at)
+      if (st?.isSymbolicLink() && (pathsToRemove.has(name) || fs.readlinkSync(at) === `${DATA_DIR_NAME}/${name}`)) fs.unlinkSync(at)
     }
-    // (11) The old version's directory.
-    if (shouldWrite && oldTsPath !== undefined) removeTree(oldTsPath)
+    // (11) The old version's directory, and any other left by a writer
+    // that died before its rename (removed without following links).
+    if (shouldWrite) {
+      const current = this.currentTsDir()
+      for (const name of fs.readdirSync(this.targetDir)) {
+        if (isTsDirName(name) && name !== current) removeTree(path.join(this.targetDir, name))
+      }
+    }
     return shouldWrite
   }
 

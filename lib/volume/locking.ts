@@ -17,6 +17,8 @@ export interface AcquireOptions {
   wait: boolean
   /** How long to wait (default 30 s); then ETIMEOUT. */
   timeoutMs?: number
+  /** Called once when waiting starts, with the holder's pid if known (to tell the user why we wait). */
+  onWait?: (holderPid: number | undefined) => void
 }
 
 export const DEFAULT_WAIT_MS = 30_000
@@ -45,6 +47,7 @@ export const acquireLock = (lock: string, what: string, opts: AcquireOptions): H
     if (errnoCode(er) !== 'EEXIST') throw er
   }
   const deadline = Date.now() + (opts.timeoutMs ?? DEFAULT_WAIT_MS)
+  let waiting = false
   for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
     const held = tryLockAt(lock)
     if (held) return held
@@ -55,6 +58,10 @@ export const acquireLock = (lock: string, what: string, opts: AcquireOptions): H
     }
     if (Date.now() >= deadline) {
       throw new PodctlError('ETIMEOUT', `timed out waiting for ${what}: another operation on it is pending${who}`)
+    }
+    if (!waiting) {
+      waiting = true
+      opts.onWait?.(pid)
     }
     sleepSync(delay)
   }

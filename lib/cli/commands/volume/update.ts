@@ -43,7 +43,9 @@ Examples:
       ])
       const payload = payloadFromSources({ ...(opts.fromFile ? { fromFile: opts.fromFile } : {}), ...(opts.fromDir !== undefined ? { fromDir: opts.fromDir } : {}) })
       const pod = podFromUUIDString(dataDirOf(self), uuid)
-      const { changed } = updateFilesVolume(pod, name, payload, { wait: opts.wait, timeoutMs })
+      const onWait = (pid: number | undefined): void =>
+        ctx.io.err(`podctl: waiting for another operation on volume ${name} of pod ${pod.uuid.slice(0, 8)}${pid !== undefined ? ` (process ${pid})` : ''}\n`)
+      const { changed } = updateFilesVolume(pod, name, payload, { wait: opts.wait, timeoutMs, onWait })
       ctx.io.out(`${name} ${changed ? 'updated' : 'unchanged'}\n`)
     })
 }
