@@ -105,6 +105,7 @@ export const setUpPodVolumes = (pod: LockablePod, m: PodManifest, opts: Operatio
         // left recorded: gc and rm tear it down with the pod
       }
     }
+    removeVolumeStateDir(pod.path)
     throw er
   }
 }
