@@ -202,6 +202,23 @@ export const claimViews = (dataDir: string, name: string): ClaimView[] =>
 
 const claimFile = (dataDir: string, name: string, uuid: string): string => path.join(pvClaimsDir(dataDir, name), `${uuid}.json`)
 
+/**
+ * Removes temporaries of atomic writes in a volume's dir and claims dir
+ * left by a process killed between writing and renaming. Called under the
+ * volume's lock: no live writer has one open.
+ */
+const sweepTemporaries = (dataDir: string, name: string): void => {
+  for (const dir of [pvDir(dataDir, name), pvClaimsDir(dataDir, name)]) {
+    let names: string[]
+    try {
+      names = fs.readdirSync(dir)
+    } catch {
+      continue
+    }
+    for (const n of names) if (n.startsWith('.') && n.includes('.tmp-')) fs.rmSync(path.join(dir, n), { force: true })
+  }
+}
+
 /** Drops claim records of pods that no longer exist (removed by hand, or by an older podctl). */
 const dropStaleClaims = (dataDir: string, name: string, claims: ClaimRecord[]): ClaimRecord[] =>
   claims.filter((c) => {
@@ -226,6 +243,7 @@ export interface ClaimOptions {
  */
 export const claimVolume = (dataDir: string, name: string, uuid: string, opts: ClaimOptions = {}): PvRecord =>
   withVolumeLock(dataDir, name, () => {
+    sweepTemporaries(dataDir, name)
     let rec = readVolume(dataDir, name)
     if (rec.phase === 'recycling') rec = finishRecycle(dataDir, rec) // a recycler died: finish its work first
     const mode = opts.mode ?? rec.access_mode
@@ -268,6 +286,7 @@ export type ReleaseOutcome = 'not-claimed' | 'released' | 'retained' | 'deleted'
 export const releaseVolume = (dataDir: string, name: string, uuid: string, opts: { reclaim: boolean } = { reclaim: true }): ReleaseOutcome => {
   if (!fs.existsSync(pvDir(dataDir, name))) return 'not-claimed'
   return withVolumeLock(dataDir, name, () => {
+    sweepTemporaries(dataDir, name)
     const file = claimFile(dataDir, name, uuid)
     if (!fs.existsSync(file)) return 'not-claimed'
     let rec: PvRecord
