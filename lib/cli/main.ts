@@ -16,7 +16,7 @@ import { registerPrepare } from './commands/prepare.js'
 import { registerRm } from './commands/rm.js'
 import { registerRun } from './commands/run.js'
 import { registerRunPrepared } from './commands/run-prepared.js'
-import { registerStatus } from './commands/status.js'
+import { registerStatus, splitWaitValues } from './commands/status.js'
 import { registerStop } from './commands/stop.js'
 import { registerVersion } from './commands/version.js'
 
@@ -81,7 +81,7 @@ export const main = async (argv: string[], io: Io = processIo()): Promise<number
   const state: RunState = { exitCode: 0, debug: argv.includes('--debug'), format: formatInArgv(argv) }
   const ctx: Context = { io, state }
   try {
-    await buildProgram(ctx).parseAsync(argv, { from: 'user' })
+    await buildProgram(ctx).parseAsync(splitWaitValues(argv), { from: 'user' })
     return state.exitCode
   } catch (er) {
     if (er instanceof CommanderError) {
