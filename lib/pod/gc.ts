@@ -110,7 +110,7 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
     const s = pod.state
     switch (s) {
       case 'exited':
-        reapOrphans(pod)
+        reapOrphans(pod, { escaped: true })
         handle(pod, () => mark(pod, () => pod.toExitedGarbage({ sync: false })))
         break
       case 'aborted prepare':
@@ -192,7 +192,7 @@ export const removePod = (pod: Pod): void => {
       pod.toGarbage()
       break
     case 'exited':
-      reapOrphans(pod)
+      reapOrphans(pod, { escaped: true })
       pod.toExitedGarbage()
       break
     case 'prepared':

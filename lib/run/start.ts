@@ -9,7 +9,8 @@ import type { Pod } from '../pod/pod.js'
  * saying so.
  */
 export const startPrepared = (pod: Pod): { pod: Pod; manifest: PodManifest } => {
-  const { manifest } = pod.podManifest()
+  // The move comes first: before it the pod may be run or removed by
+  // someone else, after it the pod (and its manifest) is ours.
   try {
     pod.toRun()
   } catch (er) {
@@ -18,5 +19,5 @@ export const startPrepared = (pod: Pod): { pod: Pod; manifest: PodManifest } => 
     }
     throw er
   }
-  return { pod, manifest }
+  return { pod, manifest: pod.podManifest().manifest }
 }

@@ -13,6 +13,7 @@ import path from 'node:path'
 import { DIR_MODE } from '../pod/layout.js'
 import { appType, parseManifest, type App, type PodManifest } from '../pod/manifest.js'
 import { MANIFEST_FILE } from '../pod/record.js'
+import { killEscaped } from '../pod/escaped.js'
 import { procStart } from '../pod/owner.js'
 import type { Pod } from '../pod/pod.js'
 import { appRoot } from '../pod/prepare.js'
@@ -44,10 +45,14 @@ interface RunningApp {
   app: App
   child: ChildProcess
   done: Promise<void>
+  /** Set once SIGTERM was sent (app stop, app rm). */
+  stopping?: boolean
 }
 
 /** How often a mutable pod's supervisor looks for changes if no file event woke it. */
 const MUTABLE_POLL_MS = 1_000
+/** How long an exited app's output pipes may stay open before podctl stops reading them. */
+const PIPE_DRAIN_MS = 250
 /** Default time an app gets between SIGTERM and SIGKILL on `app stop` / `app rm`. */
 const APP_STOP_TIMEOUT_MS = 10_000
 
@@ -227,6 +232,10 @@ export class Supervisor {
   #stopApp(name: string, timeoutMs: number): void {
     const running = this.#running.get(name)
     if (!running?.child.pid) return
+    // Once is enough: reconcile passes (every second, and on every manifest
+    // change) must not restart the SIGKILL clock of an app being stopped.
+    if (running.stopping) return
+    running.stopping = true
     const pid = running.child.pid
     killGroup(pid, 'SIGTERM')
     const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), timeoutMs)
@@ -274,14 +283,26 @@ export class Supervisor {
           killGroup(child.pid, 'SIGKILL')
           this.#guardian.remove(child.pid)
         }
+        killEscaped(this.pod.uuid, app.name)
         this.#running.delete(app.name)
         this.#save()
+        let drain: NodeJS.Timeout | undefined
         const closed = (): void => {
+          if (drain) clearTimeout(drain)
           log.close()
           resolve()
         }
-        if (child.stdout!.readableEnded && child.stderr!.readableEnded) closed()
-        else child.once('close', closed)
+        if (child.stdout!.readableEnded && child.stderr!.readableEnded) return closed()
+        child.once('close', closed)
+        // Output still in the pipes arrives within moments. A process that
+        // left the app's group (setsid, a daemon) may hold the pipes open
+        // for ever: it must not keep the pod running, so stop reading.
+        drain = setTimeout(() => {
+          child.stdout!.destroy()
+          child.stderr!.destroy()
+          child.removeListener('close', closed)
+          closed()
+        }, PIPE_DRAIN_MS)
       }
       child.once('spawn', () => {
         rec.state = 'running'

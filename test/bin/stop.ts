@@ -43,9 +43,8 @@ t.test('stop --force: SIGKILL at once', async (t) => {
   t.equal(r.status, 0, r.stderr)
   const v = await assertStopped(t, dir, uuid, members)
   t.equal(v.state, 'exited')
-  const todo = 'bug: stop --force SIGKILLs the supervisor together with the apps (lib/run/stop.ts:74-75), so the app end is never recorded'
-  t.match(v.apps[0], { state: 'exited', exit_code: 137 }, 'the SIGKILL is recorded as 137', { todo })
-  t.equal(v.exit_code, 137, 'the pod exit code is 137', { todo })
+  t.match(v.apps[0], { state: 'exited', exit_code: 137 }, 'the SIGKILL is recorded as 137')
+  t.equal(v.exit_code, 137, 'the pod exit code is 137')
 })
 
 t.test('stop --timeout: an app that ignores SIGTERM is SIGKILLed after the timeout', async (t) => {
@@ -59,8 +58,7 @@ t.test('stop --timeout: an app that ignores SIGTERM is SIGKILLed after the timeo
   t.equal(v.state, 'exited')
   const log = await podctl(t, dir, ['logs', uuid])
   t.match(log.stdout, /^got TERM$/m, 'the app got SIGTERM first')
-  const todo = 'bug: on escalation stop SIGKILLs the supervisor together with the apps (lib/run/stop.ts:74-75), so the app end is never recorded'
-  t.match(v.apps[0], { state: 'exited', exit_code: 137 }, 'the SIGKILL is recorded as 137', { todo })
+  t.match(v.apps[0], { state: 'exited', exit_code: 137 }, 'the SIGKILL is recorded as 137')
 })
 
 t.test('stop of an exited pod is a no-op that exits 0', async (t) => {
