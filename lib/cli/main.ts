@@ -3,9 +3,9 @@
  * become exit codes and messages (CONTRACT §4).
  */
 import { Command, CommanderError, Option } from 'commander'
-import { PodctlError } from '../errors.js'
 import type { Context, RunState } from './context.js'
-import { isJson, processIo, type Io } from './output.js'
+import { processIo, type Io } from './output.js'
+import { reportError, reportUsageError } from './report-error.js'
 import { podctlVersion } from './version-info.js'
 import { registerApp } from './commands/app.js'
 import { registerCatManifest } from './commands/cat-manifest.js'
@@ -73,8 +73,6 @@ const formatInArgv = (argv: string[]): string | undefined => {
   return undefined
 }
 
-const errorJson = (code: string, message: string): string => `${JSON.stringify({ error: { code, message } })}\n`
-
 /** Runs podctl with `argv` (without node and script); returns the exit code. */
 export const main = async (argv: string[], io: Io = processIo()): Promise<number> => {
   const started = performance.now()
@@ -86,20 +84,9 @@ export const main = async (argv: string[], io: Io = processIo()): Promise<number
   } catch (er) {
     if (er instanceof CommanderError) {
       if (er.exitCode === 0) return 0 // --help, --version
-      if (isJson(state.format)) io.err(errorJson('EUSAGE', er.message.replace(/^error: /, '')))
-      return 2
+      return reportUsageError(er.message, state, io)
     }
-    if (er instanceof PodctlError) {
-      io.err(`podctl: ${er.message}\n${er.hint ? `${er.hint}\n` : ''}`)
-      if (isJson(state.format)) io.err(errorJson(er.code, er.message))
-      if (state.debug && er.stack) io.err(`${er.stack}\n`)
-      return er.exitCode
-    }
-    // A bug: show everything we know.
-    io.err(`podctl: ${er instanceof Error ? er.message : String(er)}\n`)
-    if (isJson(state.format)) io.err(errorJson('EFAILED', er instanceof Error ? er.message : String(er)))
-    if (er instanceof Error && er.stack) io.err(`${state.debug ? er.stack : 'run again with --debug for the stack trace'}\n`)
-    return 1
+    return reportError(er, state, io)
   } finally {
     if (state.debug) io.err(`podctl: took ${(performance.now() - started).toFixed(1)} ms\n`)
   }

@@ -23,7 +23,7 @@ import {
 } from './layout.js'
 import { isLocked, lockPath, sleepSync, tryLock, tryLockAt, type HeldLock } from './lock.js'
 import { parseManifest, validateManifest, type PodManifest } from './manifest.js'
-import { MANIFEST_FILE, emptyRecord, readRecord, writeFileAtomic, type PodRecord } from './record.js'
+import { MANIFEST_FILE, emptyRecord, parseRecordText, readRecordBytes, writeFileAtomic, type PodRecord } from './record.js'
 import { removeTree } from './remove-tree.js'
 import { deriveState, isAfterRunState, isFinishedState, type PodState } from './state.js'
 
@@ -44,6 +44,8 @@ export class Pod {
   #creator = false
   #runner = false
   #record: PodRecord | undefined
+  /** pod.json as read by recordBytes(), until record() parses it. */
+  #recordBytes: Buffer | undefined
   #manifestLock: HeldLock | undefined
   #removed = false
 
@@ -92,6 +94,7 @@ export class Pod {
     this.#dir = dir
     this.#lockedByOther = this.#held === undefined && isLocked(this.dataDir, this.uuid)
     this.#record = undefined
+    this.#recordBytes = undefined
   }
 
   /**
@@ -276,9 +279,22 @@ export class Pod {
   /** The pod record (pod.json), read once and cached until refresh(). */
   record(): PodRecord {
     if (this.#record === undefined) {
-      this.#record = readRecord(this.path) ?? emptyRecord(this.uuid)
+      const bytes = this.#recordBytes ?? readRecordBytes(this.path)
+      this.#recordBytes = undefined
+      this.#record = (bytes !== undefined ? parseRecordText(bytes.toString('utf8')) : undefined) ?? emptyRecord(this.uuid)
     }
     return this.#record
+  }
+
+  /**
+   * The record as stored (for list's copy without parsing), or undefined
+   * if it has none or record() has already parsed it. record() parses
+   * these bytes later if needed, without a second read.
+   */
+  recordBytes(): Buffer | undefined {
+    if (this.#record !== undefined) return undefined
+    this.#recordBytes ??= readRecordBytes(this.path)
+    return this.#recordBytes
   }
 
   /** @internal Replaces the cached record after the lock holder wrote it. */

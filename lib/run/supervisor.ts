@@ -340,6 +340,11 @@ export class Supervisor {
       }
     }
     this.#record.exit_code = code
+    // What only a live supervisor needs goes: an ended pod's record is
+    // exactly its CONTRACT §5 view, which list copies without parsing.
+    this.#record.ready_at = null
+    this.#record.guardian_pid = null
+    for (const a of this.#record.apps) if (a.state !== 'running') a.pid_start = null
     this.#save()
     return code
   }

@@ -85,8 +85,11 @@ t.test('runs the apps, streams their output, records them, releases the lock', a
     { name: 'one', state: 'exited', exit_code: 0, pid: Number, started_at: String, finished_at: String },
     { name: 'two', state: 'exited', exit_code: 3, pid: Number },
   ])
-  t.ok(rec.ready_at, 'it was ready once the regular apps had started')
-  t.ok(rec.guardian_pid, 'it had a guardian')
+  // Readiness and the guardian are checked while pods run (test/bin/run.ts,
+  // test/bin/status.ts); an ended pod's record keeps only its §5 fields.
+  t.notOk(rec.ready_at, 'ended: no readiness left in the record')
+  t.notOk(rec.guardian_pid, 'ended: no guardian left in the record')
+  t.notOk(rec.apps.some((a: { pid_start?: string | null }) => a.pid_start), 'ended: no app start times left')
   await pollUntil('the guardian to end with the supervisor', () => !alive(rec.guardian_pid!))
   t.notOk(pod.holdsLock, 'the lock is released')
   t.equal(podFromUUIDString(dir, pod.uuid).state, 'exited', 'others see the pod exited')
