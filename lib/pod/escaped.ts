@@ -11,10 +11,14 @@ import { procStart, sameProcess } from './owner.js'
 
 /**
  * Pids of live processes whose environment names the pod (and the app, if
- * given), with their start times. Never this process or its parent: a
+ * given), with their start times; with `startedSince` (a /proc start time)
+ * only processes started since then. Never this process or its parent: a
  * podctl command run from inside an app carries the same environment.
  */
-export const podProcesses = (uuid: string, app?: string): { pid: number; start: string }[] => {
+export const podProcesses = (uuid: string, app?: string, startedSince?: string | null): { pid: number; start: string }[] => {
+  // A descendant of the app started after it: reading the environment of
+  // older processes (most of a machine's) can be skipped.
+  const since = startedSince ? Number(startedSince) : 0
   let names: string[]
   try {
     names = fs.readdirSync('/proc')
@@ -28,7 +32,7 @@ export const podProcesses = (uuid: string, app?: string): { pid: number; start: 
     const pid = Number(name)
     if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid || pid === process.ppid) continue
     const start = procStart(pid)
-    if (start === undefined) continue
+    if (start === undefined || Number(start) < since) continue
     let env: string[]
     try {
       env = fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0')
@@ -40,10 +44,10 @@ export const podProcesses = (uuid: string, app?: string): { pid: number; start: 
   return found
 }
 
-/** SIGKILLs the pod's (or one app's) escaped processes; returns how many. */
-export const killEscaped = (uuid: string, app?: string): number => {
+/** SIGKILLs the pod's (or one app's) escaped processes (started since `startedSince`); returns how many. */
+export const killEscaped = (uuid: string, app?: string, startedSince?: string | null): number => {
   let killed = 0
-  for (const p of podProcesses(uuid, app)) {
+  for (const p of podProcesses(uuid, app, startedSince)) {
     if (!sameProcess(p.pid, p.start)) continue // the pid was reused meanwhile
     try {
       process.kill(p.pid, 'SIGKILL')

@@ -41,6 +41,11 @@ export const reapOrphans = (pod: Pod, opts: ReapOptions = {}): number => {
   }
   // A supervisor that ended cleanly recorded every app as exited and
   // killed their escaped processes itself; only a dead one leaves work.
-  if (unfinished && opts.escaped) killed += killEscaped(pod.uuid)
+  if (unfinished && opts.escaped) {
+    // Descendants of the apps started after the first of them.
+    const starts = pod.record().apps.map((a) => (a.state === 'running' && a.pid_start ? Number(a.pid_start) : Infinity))
+    const first = Math.min(...starts)
+    killed += killEscaped(pod.uuid, undefined, Number.isFinite(first) ? String(first) : null)
+  }
   return killed
 }

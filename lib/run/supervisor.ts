@@ -283,7 +283,7 @@ export class Supervisor {
           killGroup(child.pid, 'SIGKILL')
           this.#guardian.remove(child.pid)
         }
-        killEscaped(this.pod.uuid, app.name)
+        killEscaped(this.pod.uuid, app.name, rec.pid_start)
         this.#running.delete(app.name)
         this.#save()
         let drain: NodeJS.Timeout | undefined
