@@ -7,21 +7,43 @@ import type { Context, RunState } from './context.js'
 import { processIo, type Io } from './output.js'
 import { reportError, reportUsageError } from './report-error.js'
 import { podctlVersion } from './version-info.js'
-import { registerApp } from './commands/app.js'
-import { registerCatManifest } from './commands/cat-manifest.js'
-import { registerGc } from './commands/gc.js'
-import { registerList } from './commands/list.js'
-import { registerLogs } from './commands/logs.js'
-import { registerPrepare } from './commands/prepare.js'
-import { registerRm } from './commands/rm.js'
-import { registerRun } from './commands/run.js'
-import { registerRunPrepared } from './commands/run-prepared.js'
-import { registerStatus, splitWaitValues } from './commands/status.js'
-import { registerStop } from './commands/stop.js'
-import { registerVersion } from './commands/version.js'
 
-/** Builds the program. exitOverride is set before subcommands so they copy it. */
-export const buildProgram = (ctx: Context): Command => {
+type Register = (program: Command, ctx: Context) => void
+
+// Every command, in the order `podctl --help` lists them, loaded on demand:
+// a command line that names one command loads only that one (ESM modules
+// cost about a millisecond each to load, and every podctl run pays it).
+const COMMANDS: readonly (readonly [string, () => Promise<Register>])[] = [
+  ['prepare', async () => (await import('./commands/prepare.js')).registerPrepare],
+  ['run', async () => (await import('./commands/run.js')).registerRun],
+  ['run-prepared', async () => (await import('./commands/run-prepared.js')).registerRunPrepared],
+  ['list', async () => (await import('./commands/list.js')).registerList],
+  ['status', async () => (await import('./commands/status.js')).registerStatus],
+  ['stop', async () => (await import('./commands/stop.js')).registerStop],
+  ['logs', async () => (await import('./commands/logs.js')).registerLogs],
+  ['rm', async () => (await import('./commands/rm.js')).registerRm],
+  ['gc', async () => (await import('./commands/gc.js')).registerGc],
+  ['app', async () => (await import('./commands/app.js')).registerApp],
+  ['cat-manifest', async () => (await import('./commands/cat-manifest.js')).registerCatManifest],
+  ['version', async () => (await import('./commands/version.js')).registerVersion],
+]
+
+/** The subcommand a command line names (its first word that is not an option), if any. */
+export const commandWord = (argv: readonly string[]): string | undefined => {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    if (a === '--') return undefined
+    if (a === '--dir') i++ // the one global option with a separate value
+    else if (!a.startsWith('-')) return a
+  }
+  return undefined
+}
+
+/**
+ * Builds the program with every command, or with only `only` when it is a
+ * known command. exitOverride is set before subcommands so they copy it.
+ */
+export const buildProgram = async (ctx: Context, only?: string): Promise<Command> => {
   const program = new Command('podctl')
   program
     .description('podctl: a daemonless pod lifecycle manager (rkt-style pods for Node.js)')
@@ -47,18 +69,9 @@ Examples:
 
 Documentation: Documentation/subcommands/<command>.md`,
     )
-  registerPrepare(program, ctx)
-  registerRun(program, ctx)
-  registerRunPrepared(program, ctx)
-  registerList(program, ctx)
-  registerStatus(program, ctx)
-  registerStop(program, ctx)
-  registerLogs(program, ctx)
-  registerRm(program, ctx)
-  registerGc(program, ctx)
-  registerApp(program, ctx)
-  registerCatManifest(program, ctx)
-  registerVersion(program, ctx)
+  const wanted = COMMANDS.filter(([name]) => name === only)
+  const registers = await Promise.all((wanted.length > 0 ? wanted : COMMANDS).map(([, load]) => load()))
+  for (const register of registers) register(program, ctx)
   return program
 }
 
@@ -79,7 +92,10 @@ export const main = async (argv: string[], io: Io = processIo()): Promise<number
   const state: RunState = { exitCode: 0, debug: argv.includes('--debug'), format: formatInArgv(argv) }
   const ctx: Context = { io, state }
   try {
-    await buildProgram(ctx).parseAsync(splitWaitValues(argv), { from: 'user' })
+    const only = commandWord(argv)
+    const program = await buildProgram(ctx, only)
+    const args = only === 'status' ? (await import('./commands/status.js')).splitWaitValues(argv) : argv
+    await program.parseAsync(args, { from: 'user' })
     return state.exitCode
   } catch (er) {
     if (er instanceof CommanderError) {
