@@ -28,9 +28,11 @@ export const podProcesses = (uuid: string, app?: string, startedSince?: string |
   const podMark = `PODCTL_POD_UUID=${uuid}`
   const appMark = app === undefined ? undefined : `PODCTL_APP_NAME=${app}`
   const found: { pid: number; start: string }[] = []
+  const self = process.pid
+  const parent = process.ppid
   for (const name of names) {
     const pid = Number(name)
-    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid || pid === process.ppid) continue
+    if (!Number.isInteger(pid) || pid <= 1 || pid === self || pid === parent) continue
     const start = procStart(pid)
     if (start === undefined || Number(start) < since) continue
     let env: string[]
