@@ -10,7 +10,7 @@ import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { errnoCode } from '../errors.js'
 import { FILE_MODE } from './layout.js'
-import { appType, type AppType, type PodManifest } from './manifest.js'
+import { appType, type App, type AppType, type PodManifest } from './manifest.js'
 
 export type AppState = 'created' | 'running' | 'exited' | 'unknown'
 
@@ -63,15 +63,18 @@ export const initialRecord = (uuid: string, m: PodManifest, createdAt: Date): Po
   exit_code: null,
   labels: { ...(m.labels ?? {}) },
   annotations: { ...(m.annotations ?? {}) },
-  apps: m.apps.map((a) => ({
-    name: a.name,
-    type: appType(a),
-    state: 'created',
-    pid: null,
-    started_at: null,
-    finished_at: null,
-    exit_code: null,
-  })),
+  apps: m.apps.map(newAppRecord),
+})
+
+/** The record of an app that has not started yet. */
+export const newAppRecord = (a: App): AppRecord => ({
+  name: a.name,
+  type: appType(a),
+  state: 'created',
+  pid: null,
+  started_at: null,
+  finished_at: null,
+  exit_code: null,
 })
 
 /** An empty record for a pod whose pod.json is missing (a crash while preparing). */

@@ -12,6 +12,9 @@ export const startPrepared = (pod: Pod): { pod: Pod; manifest: PodManifest } => 
   // The move comes first: before it the pod may be run or removed by
   // someone else, after it the pod (and its manifest) is ours.
   try {
+    // A loser of the race may see the winner's pod as running already, or
+    // lose at the rename: one message either way.
+    if (pod.state === 'running') throw new PodChangedStateError(pod.uuid)
     pod.toRun()
   } catch (er) {
     if (er instanceof PodChangedStateError) {

@@ -17,7 +17,7 @@ import { killEscaped } from '../pod/escaped.js'
 import { procStart } from '../pod/owner.js'
 import type { Pod } from '../pod/pod.js'
 import { appRoot } from '../pod/prepare.js'
-import { isoTime, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
+import { isoTime, newAppRecord, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
 import { Guardian } from './guardian.js'
 import { LogWriter } from './log-writer.js'
 import { REQUESTS_DIR, takeRequests, type AppRequest } from './requests.js'
@@ -44,6 +44,8 @@ export const signalExitCode = (signal: NodeJS.Signals): number => 128 + (os.cons
 interface RunningApp {
   app: App
   child: ChildProcess
+  /** Resolves once the app's start (or failure to start) is recorded. */
+  started: Promise<void>
   done: Promise<void>
   /** Set once SIGTERM was sent (app stop, app rm). */
   stopping?: boolean
@@ -136,7 +138,9 @@ export class Supervisor {
 
   async #runRegularApps(): Promise<void> {
     const started = this.manifest.apps.filter((a) => appType(a) === 'regular').map((a) => this.#start(a))
-    await Promise.all(started.map((r) => spawned(r.child)))
+    // Ready once every regular app is recorded as running (or as failed to
+    // start): a reader that sees ready_at sees their pids too.
+    await Promise.all(started.map((r) => r.started))
     this.#record.ready_at = isoTime()
     this.#save()
     if (this.manifest.mutable === true) await this.#serveMutable()
@@ -270,6 +274,10 @@ export class Supervisor {
       log.write(c)
       out?.write(app.name, 'stderr', c)
     })
+    let markStarted = (): void => {}
+    const started = new Promise<void>((resolve) => {
+      markStarted = resolve
+    })
     const done = new Promise<void>((resolve) => {
       let finished = false
       const finish = (exitCode: number): void => {
@@ -313,6 +321,7 @@ export class Supervisor {
         rec.exit_code = null
         if (child.pid !== undefined) this.#guardian.add(child.pid)
         this.#save()
+        markStarted()
       })
       child.once('error', (er: NodeJS.ErrnoException) => {
         if (rec.state === 'running') return // an error after spawn: 'exit' follows
@@ -320,10 +329,11 @@ export class Supervisor {
         log.write(Buffer.from(`podctl: app ${app.name} could not start: ${er.message}\n`))
         rec.started_at = isoTime()
         finish(er.code === 'ENOENT' ? 127 : 126)
+        markStarted()
       })
       child.once('exit', (code, signal) => finish(code ?? signalExitCode(signal ?? 'SIGKILL')))
     })
-    const running = { app, child, done }
+    const running = { app, child, started, done }
     this.#running.set(app.name, running)
     return running
   }
@@ -349,24 +359,6 @@ export class Supervisor {
     return code
   }
 }
-
-const newAppRecord = (a: App): AppRecord => ({
-  name: a.name,
-  type: appType(a),
-  state: 'created',
-  pid: null,
-  started_at: null,
-  finished_at: null,
-  exit_code: null,
-})
-
-/** Resolves when the child has spawned or failed to. */
-const spawned = (child: ChildProcess): Promise<void> =>
-  new Promise((resolve) => {
-    if (child.pid !== undefined) return resolve()
-    child.once('spawn', () => resolve())
-    child.once('error', () => resolve())
-  })
 
 /** Signals a process group, ignoring one that is gone. */
 export const killGroup = (pgid: number | undefined, signal: NodeJS.Signals): void => {

@@ -92,7 +92,7 @@ t.test('stop of several pods at once; an unknown one does not stop the others', 
   const r = await podctl(t, dir, ['stop', a, b, 'ffffffff'])
   t.equal(r.status, 3, 'no pod matches ffffffff: 3')
   t.match(r.stderr, /ffffffff/)
-  t.same(r.stdout.trim().split('\n').sort(), [a, b].sort(), 'both real pods were stopped')
+  t.same(r.stdout.trim().split('\n'), [a, b], 'both real pods were stopped, reported in argument order')
   const va = await assertStopped(t, dir, a, [pa])
   const vb = await assertStopped(t, dir, b, [pb])
   t.equal(va.apps[0].exit_code, 143)
@@ -112,4 +112,16 @@ t.test('stop of a pod running in the foreground: podctl run exits with the app c
   const fg = await run.done
   t.equal(fg.status, 143, 'the foreground podctl exits with the pod exit code')
   t.equal(podFromUUIDString(dir, uuid).state, 'exited')
+})
+
+t.test('stop of several pods: the exit code is the first failure in argument order', async (t) => {
+  const dir = dataDir(t)
+  const prepared = (await podctl(t, dir, ['prepare', '--', 'true'])).stdout.trim()
+  const a = await runDetached(t, dir, ['--', 'sleep', '1000'])
+  for (let i = 0; i < 3; i++) {
+    const r = await podctl(t, dir, ['stop', prepared, 'ffffffff', a])
+    t.equal(r.status, 4, `round ${i}: the prepared pod, given first, decides: 4`)
+    t.match(r.stderr, /never ran[\s\S]*no pod matches "ffffffff"/, 'errors in argument order')
+    t.equal(r.stdout, `${a}\n`, 'the running pod was stopped all the same')
+  }
 })

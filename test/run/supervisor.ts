@@ -240,3 +240,34 @@ t.test('a mutable pod: apps added, started, stopped, removed while the superviso
   t.equal(await done, 0, 'neither a stopped-and-removed app nor an ephemeral one decides the exit code')
   t.equal(podFromUUIDString(dir, pod.uuid).state, 'exited')
 })
+
+t.test('ready means every regular app is recorded as running, with its pid', async (t) => {
+  for (let round = 0; round < 5; round++) await t.test(`round ${round}`, async (t) => {
+    const { dir, pod, manifest } = await runningPod(t, {
+      apps: [
+        { name: 'a', exec: sh('sleep 1000') },
+        { name: 'b', exec: sh('sleep 1000') },
+      ],
+    })
+    const sup = new Supervisor(pod, manifest, { forwardSignals: false })
+    const ran = sup.run()
+    const podDir = path.join(dir, 'pods', 'run', pod.uuid)
+    // Polled on every turn of the event loop (the supervisor runs in this
+    // process): any record with ready_at must already show the apps' pids.
+    let rec = readRecord(podDir)
+    while (!rec?.ready_at) {
+      await new Promise((r) => setImmediate(r))
+      rec = readRecord(podDir)
+    }
+    t.strictSame(
+      rec.apps.map((a) => [a.name, a.state, typeof a.pid]),
+      [
+        ['a', 'running', 'number'],
+        ['b', 'running', 'number'],
+      ],
+      `round ${round}: ready, and both apps recorded as running`,
+    )
+    sup.signal('SIGKILL')
+    await ran
+  })
+})
