@@ -20,6 +20,10 @@
 //                               the largest size when BENCH_SIZES stays below)
 //   BENCH_IO_REPS=7             repetitions of the I/O style measurement
 //   BENCH_KEEP=1                keep the temp data dirs (prints where)
+//   BENCH_RUN=0                 skip the run benchmark (bench/run-bench.js:
+//                               run -- /bin/true, SIGKILL of a supervisor,
+//                               run --detach throughput; its own variables
+//                               are described there)
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -28,6 +32,7 @@ import { Samples, round, syncFs, timeSpawn } from './lib/measure.js'
 import { buildExitedPopulations, buildPopulation, createExited, manifestPath, podDirPath } from './lib/population.js'
 import { formatMarkdown, formatTable, machineInfo } from './lib/report.js'
 import { formatIoTable, measureIoStyles } from './io-style.js'
+import { printRunTable, runBenchmarks } from './run-bench.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const BIN = path.resolve(here, '..', 'bin', 'podctl')
@@ -47,6 +52,7 @@ const IO_REPS = odd(Number(process.env.BENCH_IO_REPS ?? 7))
 // ~100 ms, so they need more samples than list does.
 const PER_ROUND = odd(Number(process.env.BENCH_PER_ROUND ?? 3))
 const KEEP = process.env.BENCH_KEEP === '1'
+const RUN = process.env.BENCH_RUN !== '0'
 // Each population needs two exited pods: one for status, one (or more) for rm.
 if (SIZES.length === 0 || SIZES[0] < 4 || !(REPS > 0) || !(PER_ROUND > 0) || !(GC_REPS > 0) || !(GC_N > 0)) {
   console.error('bench: bad BENCH_SIZES (each at least 4) / BENCH_REPS / BENCH_PER_ROUND / BENCH_GC_REPS / BENCH_GC_N')
@@ -308,6 +314,8 @@ const main = async () => {
     load.push({ at: `gc ${k + 1}`, loadavg: os.loadavg().map((x) => round(x, 2)) })
     await measureGc(k)
   }
+  // The run benchmark (issue 3): its own data dir, its own table.
+  const run = RUN ? await runBenchmarks({ dataDir: path.join(root, 'run'), log }) : undefined
   load.push({ at: 'end', loadavg: os.loadavg().map((x) => round(x, 2)) })
   const maxLoad = Math.max(...load.map((l) => l.loadavg[0]))
 
@@ -388,6 +396,11 @@ const main = async () => {
   process.stdout.write(`gc runs: ${checks.map((c) => `exit ${c.exit}, deleted ${c.deleted}, EMFILE ${c.emfile ? 'yes' : 'no'}, ${c.left_in_locks} entries left in locks/`).join('; ')}\n\n`)
   process.stdout.write(formatIoTable(ioRows))
   process.stdout.write(`(medians of ${IO_REPS}; cold: a fresh node process reads every file once, timed inside the process)\n`)
+  if (run) {
+    const g = run.results.git
+    process.stdout.write(`\nrun (issue 3)${g ? ` at ${g.commit}${g.lib_dirty ? ' with uncommitted changes in lib/' : ''}` : ''}:\n`)
+    printRunTable(process.stdout, run)
+  }
 
   fs.mkdirSync(WORK, { recursive: true })
   const results = {
@@ -402,6 +415,7 @@ const main = async () => {
     io_style: ioRows,
     load,
     list_output_bytes: listBytes,
+    ...(run ? { run: run.results } : {}),
   }
   fs.writeFileSync(path.join(WORK, 'results.json'), `${JSON.stringify(results, null, 2)}\n`)
   log(`results in ${path.relative(process.cwd(), path.join(WORK, 'results.json')) || path.join(WORK, 'results.json')}; took ${((Date.now() - started) / 1000).toFixed(0)} s`)

@@ -23,12 +23,13 @@ export const parseDuration = (text: string, what = 'duration'): number => {
   const bad = (why: string): PodctlError =>
     new PodctlError('EUSAGE', `invalid ${what} ${JSON.stringify(text)}: ${why}`, 'durations look like 90s, 30m, 1h30m or 0s')
   let s = text.trim()
-  if (s === '0') return 0
   let sign = 1
   if (s.startsWith('-') || s.startsWith('+')) {
     if (s[0] === '-') sign = -1
     s = s.slice(1)
   }
+  // As in Go, a bare zero needs no unit, with or without a sign.
+  if (s === '0') return 0
   if (s === '') throw bad('it is empty')
   let total = 0
   while (s !== '') {
@@ -40,7 +41,7 @@ export const parseDuration = (text: string, what = 'duration'): number => {
     s = s.slice(m[0].length)
   }
   if (!Number.isFinite(total)) throw bad('too large')
-  return Math.round(sign * total)
+  return Math.round(sign * total) || 0 // never -0
 }
 
 /** Parses a duration that must not be negative. */

@@ -3,26 +3,48 @@
  * become exit codes and messages (CONTRACT §4).
  */
 import { Command, CommanderError, Option } from 'commander'
-import { PodctlError } from '../errors.js'
 import type { Context, RunState } from './context.js'
-import { isJson, processIo, type Io } from './output.js'
+import { processIo, type Io } from './output.js'
+import { reportError, reportUsageError } from './report-error.js'
 import { podctlVersion } from './version-info.js'
-import { registerApp } from './commands/app.js'
-import { registerCatManifest } from './commands/cat-manifest.js'
-import { registerGc } from './commands/gc.js'
-import { registerList } from './commands/list.js'
-import { registerLogs } from './commands/logs.js'
-import { registerPrepare } from './commands/prepare.js'
-import { registerRm } from './commands/rm.js'
-import { registerRun } from './commands/run.js'
-import { registerRunPrepared } from './commands/run-prepared.js'
-import { registerStatus } from './commands/status.js'
-import { registerStop } from './commands/stop.js'
-import { registerVersion } from './commands/version.js'
-import { registerVolume } from './commands/volume.js'
 
-/** Builds the program. exitOverride is set before subcommands so they copy it. */
-export const buildProgram = (ctx: Context): Command => {
+type Register = (program: Command, ctx: Context) => void
+
+// Every command, in the order `podctl --help` lists them, loaded on demand:
+// a command line that names one command loads only that one (ESM modules
+// cost about a millisecond each to load, and every podctl run pays it).
+const COMMANDS: readonly (readonly [string, () => Promise<Register>])[] = [
+  ['prepare', async () => (await import('./commands/prepare.js')).registerPrepare],
+  ['run', async () => (await import('./commands/run.js')).registerRun],
+  ['run-prepared', async () => (await import('./commands/run-prepared.js')).registerRunPrepared],
+  ['list', async () => (await import('./commands/list.js')).registerList],
+  ['status', async () => (await import('./commands/status.js')).registerStatus],
+  ['stop', async () => (await import('./commands/stop.js')).registerStop],
+  ['logs', async () => (await import('./commands/logs.js')).registerLogs],
+  ['rm', async () => (await import('./commands/rm.js')).registerRm],
+  ['gc', async () => (await import('./commands/gc.js')).registerGc],
+  ['app', async () => (await import('./commands/app.js')).registerApp],
+  ['cat-manifest', async () => (await import('./commands/cat-manifest.js')).registerCatManifest],
+  ['volume', async () => (await import('./commands/volume.js')).registerVolume],
+  ['version', async () => (await import('./commands/version.js')).registerVersion],
+]
+
+/** The subcommand a command line names (its first word that is not an option), if any. */
+export const commandWord = (argv: readonly string[]): string | undefined => {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    if (a === '--') return undefined
+    if (a === '--dir') i++ // the one global option with a separate value
+    else if (!a.startsWith('-')) return a
+  }
+  return undefined
+}
+
+/**
+ * Builds the program with every command, or with only `only` when it is a
+ * known command. exitOverride is set before subcommands so they copy it.
+ */
+export const buildProgram = async (ctx: Context, only?: string): Promise<Command> => {
   const program = new Command('podctl')
   program
     .description('podctl: a daemonless pod lifecycle manager (rkt-style pods for Node.js)')
@@ -48,19 +70,9 @@ Examples:
 
 Documentation: Documentation/subcommands/<command>.md`,
     )
-  registerPrepare(program, ctx)
-  registerRun(program, ctx)
-  registerRunPrepared(program, ctx)
-  registerList(program, ctx)
-  registerStatus(program, ctx)
-  registerStop(program, ctx)
-  registerLogs(program, ctx)
-  registerRm(program, ctx)
-  registerGc(program, ctx)
-  registerApp(program, ctx)
-  registerCatManifest(program, ctx)
-  registerVolume(program, ctx)
-  registerVersion(program, ctx)
+  const wanted = COMMANDS.filter(([name]) => name === only)
+  const registers = await Promise.all((wanted.length > 0 ? wanted : COMMANDS).map(([, load]) => load()))
+  for (const register of registers) register(program, ctx)
   return program
 }
 
@@ -75,33 +87,23 @@ const formatInArgv = (argv: string[]): string | undefined => {
   return undefined
 }
 
-const errorJson = (code: string, message: string): string => `${JSON.stringify({ error: { code, message } })}\n`
-
 /** Runs podctl with `argv` (without node and script); returns the exit code. */
 export const main = async (argv: string[], io: Io = processIo()): Promise<number> => {
   const started = performance.now()
   const state: RunState = { exitCode: 0, debug: argv.includes('--debug'), format: formatInArgv(argv) }
   const ctx: Context = { io, state }
   try {
-    await buildProgram(ctx).parseAsync(argv, { from: 'user' })
+    const only = commandWord(argv)
+    const program = await buildProgram(ctx, only)
+    const args = only === 'status' ? (await import('./commands/status.js')).splitWaitValues(argv) : argv
+    await program.parseAsync(args, { from: 'user' })
     return state.exitCode
   } catch (er) {
     if (er instanceof CommanderError) {
       if (er.exitCode === 0) return 0 // --help, --version
-      if (isJson(state.format)) io.err(errorJson('EUSAGE', er.message.replace(/^error: /, '')))
-      return 2
+      return reportUsageError(er.message, state, io)
     }
-    if (er instanceof PodctlError) {
-      io.err(`podctl: ${er.message}\n${er.hint ? `${er.hint}\n` : ''}`)
-      if (isJson(state.format)) io.err(errorJson(er.code, er.message))
-      if (state.debug && er.stack) io.err(`${er.stack}\n`)
-      return er.exitCode
-    }
-    // A bug: show everything we know.
-    io.err(`podctl: ${er instanceof Error ? er.message : String(er)}\n`)
-    if (isJson(state.format)) io.err(errorJson('EFAILED', er instanceof Error ? er.message : String(er)))
-    if (er instanceof Error && er.stack) io.err(`${state.debug ? er.stack : 'run again with --debug for the stack trace'}\n`)
-    return 1
+    return reportError(er, state, io)
   } finally {
     if (state.debug) io.err(`podctl: took ${(performance.now() - started).toFixed(1)} ms\n`)
   }

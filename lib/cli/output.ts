@@ -7,7 +7,7 @@ import type { Writable } from 'node:stream'
 export type Format = 'table' | 'json' | 'json-pretty'
 
 export interface Io {
-  out: (s: string) => void
+  out: (s: string | Uint8Array) => void
   err: (s: string) => void
   /** Whether stderr is a terminal (progress is shown only then). */
   errIsTTY: boolean

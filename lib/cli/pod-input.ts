@@ -46,6 +46,7 @@ export const manifestFromInputs = (
   opts: PodInputOptions,
   command: string[],
   stdin: () => string = () => fs.readFileSync(0, 'utf8'),
+  commandName = 'prepare',
 ): PodManifest => {
   if (opts.manifest !== undefined && command.length > 0) {
     throw new PodctlError('EUSAGE', 'give either --manifest or a command after --, not both')
@@ -56,7 +57,7 @@ export const manifestFromInputs = (
   } else if (command.length > 0) {
     m = { apiVersion: API_VERSION, apps: [{ name: appNameFor(command[0]!), exec: command }] }
   } else {
-    throw new PodctlError('EUSAGE', 'nothing to run: give --manifest FILE (or - for stdin), or a command after --', 'for example: podctl prepare -- sleep 60')
+    throw new PodctlError('EUSAGE', 'nothing to run: give --manifest FILE (or - for stdin), or a command after --', `for example: podctl ${commandName} -- sleep 60`)
   }
   if (opts.name !== undefined) m = { ...m, name: opts.name }
   if (opts.env && opts.env.length > 0) {

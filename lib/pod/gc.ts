@@ -6,7 +6,7 @@
  */
 import { PodChangedStateError, PodctlError } from '../errors.js'
 import { POD_DIRS, podPath, stateDirPath, syncDir, type PodDir } from './layout.js'
-import { sweepLocksDir } from './lock.js'
+import { lockNames, sweepLocksDir } from './lock.js'
 import type { Pod } from './pod.js'
 import { isoTime, writeRecord } from './record.js'
 import { reapOrphans } from './reap.js'
@@ -55,6 +55,12 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
   const invalid = (e: { path: string; reason: string }): void => {
     result.failed.push({ uuid: path.basename(e.path), path: e.path, reason: `${e.reason}; podctl never follows it` })
   }
+  // Locks present before the listing: an exited pod without one had a
+  // supervisor that ended cleanly (it recorded its apps' ends and removed
+  // its lock), so only pods with a dead lock need their record read to
+  // reap apps that outlived them. With 10,000 exited pods that is 10,000
+  // file reads saved, cold ones included.
+  const lockPresent = lockNames(dataDir)
   const pods = listPods(dataDir, Include.all, { onInvalid: invalid })
   const total = pods.length
   let done = 0
@@ -111,7 +117,7 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
     const s = pod.state
     switch (s) {
       case 'exited':
-        reapOrphans(pod)
+        if (lockPresent.has(pod.uuid)) reapOrphans(pod, { escaped: true })
         handle(pod, () => mark(pod, () => pod.toExitedGarbage({ sync: false })))
         break
       case 'aborted prepare':
@@ -193,7 +199,7 @@ export const removePod = (pod: Pod): void => {
       pod.toGarbage()
       break
     case 'exited':
-      reapOrphans(pod)
+      reapOrphans(pod, { escaped: true })
       pod.toExitedGarbage()
       break
     case 'prepared':

@@ -185,6 +185,20 @@ export const isLocked = (dataDir: string, uuid: string): boolean => lockHeldAt(l
 const isLockName = (name: string): boolean => !name.startsWith('.')
 
 /**
+ * The names of the locks present in the locks dir (held or dead), from one
+ * readdir. A supervisor that ends cleanly removes its lock; one that was
+ * killed leaves it: gc reads a pod's record to reap its apps only then.
+ */
+export const lockNames = (dataDir: string): Set<string> => {
+  try {
+    return new Set(fs.readdirSync(locksDir(dataDir)).filter(isLockName))
+  } catch (er) {
+    if (errnoCode(er) === 'ENOENT') return new Set()
+    throw er
+  }
+}
+
+/**
  * The uuids whose locks are held by live processes, from one read of the
  * locks dir plus one owner check per lock present. Unlocked pods (the
  * common case) cost nothing.

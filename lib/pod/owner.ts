@@ -52,11 +52,25 @@ export const hostHash = (host: string): string => {
   return h.toString(16).padStart(8, '0')
 }
 
+// /proc/<pid>/stat is under 1 KiB: one open, one read into a reused buffer
+// and one close (readFileSync adds an fstat and a second read). Lock
+// checks and the scans of lib/pod/escaped.ts read it for many processes.
+const procBuffer = Buffer.allocUnsafe(4096)
+export const readProcFile = (file: string): string => {
+  const fd = fs.openSync(file, 'r')
+  try {
+    const n = fs.readSync(fd, procBuffer, 0, procBuffer.length, 0)
+    return procBuffer.toString('latin1', 0, n)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
 /** Start time and run state of a process from /proc, or undefined if it is gone. */
 const procStat = (pid: number | 'self'): { start: string; state: string } | undefined => {
   let text: string
   try {
-    text = fs.readFileSync(`/proc/${pid}/stat`, 'latin1')
+    text = readProcFile(`/proc/${pid}/stat`)
   } catch {
     return undefined
   }

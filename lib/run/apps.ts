@@ -5,10 +5,10 @@
  * supervisor has acted, polling the pod record every 100 ms.
  */
 import { setTimeout as delay } from 'node:timers/promises'
-import { PodctlError } from '../errors.js'
+import { PodChangedStateError, PodctlError } from '../errors.js'
 import type { App } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
-import type { AppRecord } from '../pod/record.js'
+import { newAppRecord, writeRecord, type AppRecord } from '../pod/record.js'
 import { POLL_INTERVAL_MS } from '../pod/wait.js'
 import { writeRequest } from './requests.js'
 
@@ -57,6 +57,7 @@ export const addApp = async (pod: Pod, app: App, timeoutMs = 30_000): Promise<vo
       throw new PodctlError('EBADSTATE', `pod ${short(pod)} already has an app named ${app.name}`, `remove it first: podctl app rm ${short(pod)} ${app.name}`)
     }
     pod.updateManifest({ ...m, apps: [...m.apps, app] })
+    syncPreparedRecord(pod, (apps) => [...apps.filter((a) => a.name !== app.name), newAppRecord(app)])
   } finally {
     pod.unlockManifest()
   }
@@ -71,10 +72,38 @@ export const removeApp = async (pod: Pod, name: string, timeoutMs = 30_000): Pro
     const m = pod.sandboxManifest()
     if (!m.apps.some((a) => a.name === name)) throw noSuchApp(pod, name)
     pod.updateManifest({ ...m, apps: m.apps.filter((a) => a.name !== name) })
+    syncPreparedRecord(pod, (apps) => apps.filter((a) => a.name !== name))
   } finally {
     pod.unlockManifest()
   }
   if (pod.state === 'running') await waitRecord(pod, `app ${name} to be removed`, timeoutMs, (apps) => !apps.some((a) => a.name === name))
+}
+
+/**
+ * A running pod's supervisor follows manifest changes into pod.json; a
+ * prepared pod has none, so the change is written here, under the pod's
+ * lock (the rule for pod.json writers). If the lock is taken, the pod is
+ * being run or removed right now: the supervisor builds its record from
+ * the manifest, which already has the change.
+ */
+const syncPreparedRecord = (pod: Pod, change: (apps: AppRecord[]) => AppRecord[]): void => {
+  if (pod.state !== 'prepared') return
+  try {
+    if (!pod.tryExclusiveLock()) return
+  } catch (er) {
+    if (er instanceof PodChangedStateError) return
+    throw er
+  }
+  try {
+    pod.refresh()
+    if (pod.dir !== 'prepared') return
+    const r = pod.record()
+    const next = { ...r, apps: change(r.apps) }
+    writeRecord(pod.path, next)
+    pod.setCachedRecord(next)
+  } finally {
+    pod.unlock()
+  }
 }
 
 const noSuchApp = (pod: Pod, name: string): PodctlError =>

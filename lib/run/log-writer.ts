@@ -39,16 +39,34 @@ export class LogWriter {
     this.#size = fs.fstatSync(this.#fd).size
   }
 
+  /**
+   * Appends output. Files are cut on line ends: a line that does not fit
+   * in what is left of the current file starts the next one, and only a
+   * line longer than a whole file is split.
+   */
   write(chunk: Buffer): void {
     let rest = chunk
     while (rest.length > 0) {
-      if (this.#size >= this.#maxBytes) this.#rotate()
       const room = this.#maxBytes - this.#size
-      const part = rest.length <= room ? rest : cutAtLine(rest, room)
-      fs.writeSync(this.#fd, part)
-      this.#size += part.length
-      rest = rest.subarray(part.length)
+      if (rest.length <= room) {
+        this.#append(rest)
+        return
+      }
+      const nl = room > 0 ? rest.lastIndexOf(10, room - 1) : -1
+      if (nl >= 0) {
+        this.#append(rest.subarray(0, nl + 1))
+        rest = rest.subarray(nl + 1)
+      } else if (this.#size === 0) {
+        this.#append(rest.subarray(0, room)) // longer than a whole file
+        rest = rest.subarray(room)
+      }
+      this.#rotate()
     }
+  }
+
+  #append(part: Buffer): void {
+    fs.writeSync(this.#fd, part)
+    this.#size += part.length
   }
 
   #rotate(): void {
@@ -73,11 +91,4 @@ export class LogWriter {
       // already closed
     }
   }
-}
-
-// Rotate on a line boundary when one is near, so lines are not split
-// across files; a line longer than the whole room is cut.
-const cutAtLine = (buf: Buffer, room: number): Buffer => {
-  const nl = buf.lastIndexOf(10, room - 1)
-  return buf.subarray(0, nl >= 0 ? nl + 1 : room)
 }

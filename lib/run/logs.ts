@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { Pod } from '../pod/pod.js'
 import { POLL_INTERVAL_MS } from '../pod/wait.js'
-import { logFiles, logPath } from './log-writer.js'
+import { DEFAULT_LOG_KEEP, logFiles, logPath } from './log-writer.js'
 
 /** The last `n` lines of `text` (all of it when n is undefined). */
 export const tailLines = (text: string, n: number | undefined): string => {
@@ -38,6 +38,17 @@ interface Cursor {
 
 const statOrUndefined = (p: string): fs.Stats | undefined => fs.statSync(p, { throwIfNoEntry: false })
 
+/** The rotated files of a log (`.1`, `.2`, ...), newest first, with their inodes. */
+const rotatedFiles = (log: string): { file: string; ino: number }[] => {
+  const out: { file: string; ino: number }[] = []
+  for (let i = 1; i <= DEFAULT_LOG_KEEP; i++) {
+    const st = statOrUndefined(`${log}.${i}`)
+    if (!st) break
+    out.push({ file: `${log}.${i}`, ino: st.ino })
+  }
+  return out
+}
+
 /**
  * Follows the logs of `apps` from their current ends, calling `emit` with
  * complete lines, until the pod is no longer running (then drains once
@@ -54,8 +65,16 @@ export const followLogs = async (pod: Pod, apps: string[], emit: (app: string, t
       const st = statOrUndefined(p)
       if (!st) continue
       if (st.ino !== c.ino) {
-        // Rotated: finish the old file (now .1), then start the new one.
-        if (c.ino !== 0) readFrom(c, `${p}.1`)
+        // Rotated, maybe more than once since the last look: finish the
+        // file we were reading (now .1, .2, ...), read every newer
+        // rotation whole, then start the current file.
+        const rotated = rotatedFiles(p) // newest first
+        const at = rotated.findIndex((r) => r.ino === c.ino)
+        if (at >= 0) readFrom(c, rotated[at]!.file)
+        for (let i = (at >= 0 ? at : rotated.length) - 1; i >= 0; i--) {
+          c.offset = 0
+          readFrom(c, rotated[i]!.file)
+        }
         c.ino = st.ino
         c.offset = 0
       }

@@ -7,7 +7,6 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { randomBytes } from 'node:crypto'
 import { DIR_MODE } from '../pod/layout.js'
 import { writeFileAtomic } from '../pod/record.js'
 
@@ -20,14 +19,18 @@ export interface AppRequest {
   timeoutMs?: number
 }
 
+let requestCount = 0
+
 export const requestsDir = (podPath: string): string => path.join(podPath, REQUESTS_DIR)
 
 /** Files a request for the supervisor. */
 export const writeRequest = (podPath: string, req: AppRequest): void => {
   const dir = requestsDir(podPath)
   fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE })
-  // Names sort in arrival order: time first, then a nonce.
-  const name = `${Date.now().toString().padStart(15, '0')}-${randomBytes(4).toString('hex')}.json`
+  // Names sort in the order requests were filed: time first, then a
+  // per-process counter (two requests in one millisecond from one script),
+  // then the pid, which keeps names from two processes apart.
+  const name = `${Date.now().toString().padStart(15, '0')}-${(requestCount++).toString().padStart(8, '0')}-${process.pid}.json`
   writeFileAtomic(dir, name, JSON.stringify(req))
 }
 

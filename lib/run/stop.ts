@@ -1,7 +1,8 @@
 /**
  * Stopping a running pod: SIGTERM to the supervisor, which forwards it to
- * every app; SIGKILL to the apps and the supervisor after the timeout (or
- * at once with force). Returns once the pod has exited.
+ * every app; SIGKILL to the apps after the timeout (or at once with
+ * force), and to the supervisor only if it does not then exit by itself.
+ * Returns once the pod has exited.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import { PodctlError } from '../errors.js'
@@ -61,21 +62,28 @@ export const stopPod = async (pod: Pod, opts: StopOptions): Promise<StopOutcome>
     throw new PodctlError('EBADSTATE', `pod ${short} is ${s}; it never ran`, s === 'prepared' ? `run it: podctl run-prepared ${short}, or remove it: podctl rm ${short}` : undefined)
   }
   if (s !== 'running') {
-    reapOrphans(pod)
+    reapOrphans(pod, { escaped: true })
     return 'already exited'
   }
   if (!opts.force) {
     signalSupervisor(pod, 'SIGTERM')
     if (await waitNotRunning(pod, opts.timeoutMs)) {
-      reapOrphans(pod)
+      reapOrphans(pod, { escaped: true })
       return 'stopped'
     }
   }
+  // SIGKILL the apps, not yet the supervisor: it sees them die, records
+  // 137 for each and exits by itself. Only a supervisor that does not (it
+  // is stuck) is SIGKILLed too; its guardian then kills what is left.
+  pod.refresh()
   signalApps(pod, 'SIGKILL')
-  signalSupervisor(pod, 'SIGKILL')
-  if (!(await waitNotRunning(pod, opts.killGraceMs ?? 5_000))) {
-    throw new PodctlError('ETIMEOUT', `pod ${short} is still running after SIGKILL`, `look at its supervisor: podctl status ${short}`)
+  const grace = opts.killGraceMs ?? 5_000
+  if (!(await waitNotRunning(pod, grace))) {
+    signalSupervisor(pod, 'SIGKILL')
+    if (!(await waitNotRunning(pod, grace))) {
+      throw new PodctlError('ETIMEOUT', `pod ${short} is still running after SIGKILL`, `look at its supervisor: podctl status ${short}`)
+    }
   }
-  reapOrphans(pod)
+  reapOrphans(pod, { escaped: true })
   return 'stopped'
 }

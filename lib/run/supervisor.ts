@@ -13,10 +13,11 @@ import path from 'node:path'
 import { DIR_MODE } from '../pod/layout.js'
 import { appType, parseManifest, type App, type PodManifest } from '../pod/manifest.js'
 import { MANIFEST_FILE } from '../pod/record.js'
+import { killEscaped } from '../pod/escaped.js'
 import { procStart } from '../pod/owner.js'
 import type { Pod } from '../pod/pod.js'
 import { appRoot } from '../pod/prepare.js'
-import { isoTime, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
+import { isoTime, newAppRecord, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
 import { Guardian } from './guardian.js'
 import { LogWriter } from './log-writer.js'
 import { REQUESTS_DIR, takeRequests, type AppRequest } from './requests.js'
@@ -43,11 +44,17 @@ export const signalExitCode = (signal: NodeJS.Signals): number => 128 + (os.cons
 interface RunningApp {
   app: App
   child: ChildProcess
+  /** Resolves once the app's start (or failure to start) is recorded. */
+  started: Promise<void>
   done: Promise<void>
+  /** Set once SIGTERM was sent (app stop, app rm). */
+  stopping?: boolean
 }
 
 /** How often a mutable pod's supervisor looks for changes if no file event woke it. */
 const MUTABLE_POLL_MS = 1_000
+/** How long an exited app's output pipes may stay open before podctl stops reading them. */
+const PIPE_DRAIN_MS = 250
 /** Default time an app gets between SIGTERM and SIGKILL on `app stop` / `app rm`. */
 const APP_STOP_TIMEOUT_MS = 10_000
 
@@ -131,7 +138,9 @@ export class Supervisor {
 
   async #runRegularApps(): Promise<void> {
     const started = this.manifest.apps.filter((a) => appType(a) === 'regular').map((a) => this.#start(a))
-    await Promise.all(started.map((r) => spawned(r.child)))
+    // Ready once every regular app is recorded as running (or as failed to
+    // start): a reader that sees ready_at sees their pids too.
+    await Promise.all(started.map((r) => r.started))
     this.#record.ready_at = isoTime()
     this.#save()
     if (this.manifest.mutable === true) await this.#serveMutable()
@@ -227,6 +236,10 @@ export class Supervisor {
   #stopApp(name: string, timeoutMs: number): void {
     const running = this.#running.get(name)
     if (!running?.child.pid) return
+    // Once is enough: reconcile passes (every second, and on every manifest
+    // change) must not restart the SIGKILL clock of an app being stopped.
+    if (running.stopping) return
+    running.stopping = true
     const pid = running.child.pid
     killGroup(pid, 'SIGTERM')
     const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), timeoutMs)
@@ -261,6 +274,10 @@ export class Supervisor {
       log.write(c)
       out?.write(app.name, 'stderr', c)
     })
+    let markStarted = (): void => {}
+    const started = new Promise<void>((resolve) => {
+      markStarted = resolve
+    })
     const done = new Promise<void>((resolve) => {
       let finished = false
       const finish = (exitCode: number): void => {
@@ -274,14 +291,26 @@ export class Supervisor {
           killGroup(child.pid, 'SIGKILL')
           this.#guardian.remove(child.pid)
         }
+        killEscaped(this.pod.uuid, app.name, rec.pid_start)
         this.#running.delete(app.name)
         this.#save()
+        let drain: NodeJS.Timeout | undefined
         const closed = (): void => {
+          if (drain) clearTimeout(drain)
           log.close()
           resolve()
         }
-        if (child.stdout!.readableEnded && child.stderr!.readableEnded) closed()
-        else child.once('close', closed)
+        if (child.stdout!.readableEnded && child.stderr!.readableEnded) return closed()
+        child.once('close', closed)
+        // Output still in the pipes arrives within moments. A process that
+        // left the app's group (setsid, a daemon) may hold the pipes open
+        // for ever: it must not keep the pod running, so stop reading.
+        drain = setTimeout(() => {
+          child.stdout!.destroy()
+          child.stderr!.destroy()
+          child.removeListener('close', closed)
+          closed()
+        }, PIPE_DRAIN_MS)
       }
       child.once('spawn', () => {
         rec.state = 'running'
@@ -292,6 +321,7 @@ export class Supervisor {
         rec.exit_code = null
         if (child.pid !== undefined) this.#guardian.add(child.pid)
         this.#save()
+        markStarted()
       })
       child.once('error', (er: NodeJS.ErrnoException) => {
         if (rec.state === 'running') return // an error after spawn: 'exit' follows
@@ -299,10 +329,11 @@ export class Supervisor {
         log.write(Buffer.from(`podctl: app ${app.name} could not start: ${er.message}\n`))
         rec.started_at = isoTime()
         finish(er.code === 'ENOENT' ? 127 : 126)
+        markStarted()
       })
       child.once('exit', (code, signal) => finish(code ?? signalExitCode(signal ?? 'SIGKILL')))
     })
-    const running = { app, child, done }
+    const running = { app, child, started, done }
     this.#running.set(app.name, running)
     return running
   }
@@ -319,28 +350,15 @@ export class Supervisor {
       }
     }
     this.#record.exit_code = code
+    // What only a live supervisor needs goes: an ended pod's record is
+    // exactly its CONTRACT §5 view, which list copies without parsing.
+    this.#record.ready_at = null
+    this.#record.guardian_pid = null
+    for (const a of this.#record.apps) if (a.state !== 'running') a.pid_start = null
     this.#save()
     return code
   }
 }
-
-const newAppRecord = (a: App): AppRecord => ({
-  name: a.name,
-  type: appType(a),
-  state: 'created',
-  pid: null,
-  started_at: null,
-  finished_at: null,
-  exit_code: null,
-})
-
-/** Resolves when the child has spawned or failed to. */
-const spawned = (child: ChildProcess): Promise<void> =>
-  new Promise((resolve) => {
-    if (child.pid !== undefined) return resolve()
-    child.once('spawn', () => resolve())
-    child.once('error', () => resolve())
-  })
 
 /** Signals a process group, ignoring one that is gone. */
 export const killGroup = (pgid: number | undefined, signal: NodeJS.Signals): void => {

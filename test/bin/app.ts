@@ -146,3 +146,18 @@ t.test('20 concurrent app add to one sandbox: all 20 land, the supervisor starts
   t.ok(alive(a.pid))
   t.equal((await podctlJson(t, dir, ['status', uuid, '--format', 'json'])).pid, supervisor, 'the same supervisor, never restarted')
 })
+
+t.test('app add and app rm on a prepared mutable pod show in app list and status at once', async (t) => {
+  const dir = dataDir(t)
+  const m = path.join(dir, 'm.json')
+  fs.writeFileSync(m, JSON.stringify({ apiVersion: 'podctl/v1', mutable: true, apps: [{ name: 'base', exec: ['true'] }] }))
+  const uuid = (await podctl(t, dir, ['prepare', '--manifest', m])).stdout.trim()
+  t.equal((await podctl(t, dir, ['app', 'add', uuid, '--name', 'extra', '--', 'true'])).status, 0)
+  const names = async (): Promise<string[]> =>
+    ((await podctlJson(t, dir, ['status', uuid, '--format', 'json'])).apps as { name: string }[]).map((a) => a.name)
+  t.strictSame(await names(), ['base', 'extra'], 'status shows the added app')
+  t.match((await podctl(t, dir, ['app', 'list', uuid])).stdout, /^extra\s+regular\s+created/m, 'app list too')
+  t.equal((await podctl(t, dir, ['app', 'status', uuid, 'extra'])).status, 0, 'app status finds it')
+  t.equal((await podctl(t, dir, ['app', 'rm', uuid, 'extra'])).status, 0)
+  t.strictSame(await names(), ['base'], 'and no longer after app rm')
+})

@@ -3,7 +3,9 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { spawnSync } from 'node:child_process'
 import {
+  BIN,
   TIME_RE,
   abortedPod,
   deletingPod,
@@ -225,4 +227,18 @@ t.test('an unknown --format is a usage error', async (t) => {
   t.equal(r.status, 2)
   t.equal(r.stdout, '')
   t.match(r.stderr, /^podctl: .*yaml/)
+})
+
+t.test('a reader that stops early (list | head) gets no error', async (t) => {
+  const dir = t.testdir({})
+  for (let i = 0; i < 200; i++) await preparedPod(dir, manifest(), false)
+  // The shell runs podctl with its stdout on a pipe that head closes after
+  // one line; podctl's exit status comes back through PIPESTATUS.
+  const script = `env -u NODE_OPTIONS "$0" "$1" --dir "$2" list --format "$3" 2>"$4" | head -c 10 >/dev/null; echo "\${PIPESTATUS[0]}"`
+  for (const format of ['table', 'json']) {
+    const errFile = path.join(dir, `stderr-${format}`)
+    const r = spawnSync('bash', ['-c', script, process.execPath, BIN, dir, format, errFile], { encoding: 'utf8' })
+    t.equal(r.stdout.trim(), '0', `${format}: podctl exits 0`)
+    t.equal(fs.readFileSync(errFile, 'utf8'), '', `${format}: and prints nothing on stderr`)
+  }
 })

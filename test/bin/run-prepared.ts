@@ -5,17 +5,6 @@ import path from 'node:path'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { UUID_RE, alive, dataDir, podRecord, podctl, podctlJson, pollUntil, startPodctl, type Test } from '../helpers/run-util.js'
 
-/**
- * A loser that read the manifest from prepared/ after the winner had moved
- * the pod fails with exit 1 ("has no manifest") instead of 4: a known bug
- * (test/run/start.ts shows it deterministically). Only then is the exit-4
- * assertion a todo.
- */
-const raceBug = (runs: { status: number | null; stderr: string }[]): string | false =>
-  runs.some((r) => r.status === 1 && /has no manifest/.test(r.stderr))
-    ? 'bug: a loser read the manifest from prepared/ after the winner moved the pod (lib/run/start.ts:12): exit 1, not 4'
-    : false
-
 const prepare = async (t: Test, dir: string, args: string[]): Promise<string> => {
   const r = await podctl(t, dir, ['prepare', ...args])
   t.equal(r.status, 0, 'prepared', { stderr: r.stderr })
@@ -70,16 +59,15 @@ t.test('8 concurrent run-prepared --detach: exactly one runs the pod, the others
     const losers = runs.filter((r) => r.status !== 0)
     t.equal(winners.length, 1, `round ${round}: exactly one winner`, { results: runs })
     t.equal(winners[0]?.stdout, `${uuid}\n`, `round ${round}: the winner prints the UUID`)
-    const todo = raceBug(losers)
     t.same(
       losers.map((r) => r.status),
       Array(7).fill(4),
       `round ${round}: every loser exits 4`,
-      { stderr: losers.map((r) => r.stderr), todo },
+      { stderr: losers.map((r) => r.stderr) },
     )
     for (const l of losers) {
       t.equal(l.stdout, '', 'a loser prints nothing on stdout')
-      t.match(l.stderr, /^podctl: pod \S+ is (already )?running|not prepared|only a prepared pod|gone/, 'a loser says the pod is already running (or gone)', { todo })
+      t.match(l.stderr, /^podctl: pod \S+ is (already )?running|not prepared|only a prepared pod|gone/, 'a loser says the pod is already running (or gone)')
     }
     const v = await podctlJson(t, dir, ['status', uuid, '--format', 'json'])
     t.equal(v.state, 'running', `round ${round}: the pod runs`)
@@ -103,7 +91,7 @@ t.test('8 concurrent foreground run-prepared: one runs it, the others exit 4', a
     losers.map((r) => r.status),
     Array(7).fill(4),
     'the others exit 4',
-    { results: runs, todo: raceBug(losers) },
+    { results: runs },
   )
   for (const l of losers) t.equal(l.stdout, '', 'a loser prints nothing on stdout')
   t.equal(podFromUUIDString(dir, uuid).state, 'exited')

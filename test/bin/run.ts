@@ -3,6 +3,7 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
+import { podProcesses } from '../../lib/pod/escaped.js'
 import {
   TIME_RE,
   UUID_RE,
@@ -361,10 +362,9 @@ t.test('status --wait-ready of a pod whose init app fails: 4, it will never be r
 t.test('status --wait UUID (flag first, as rkt users type it)', async (t) => {
   const dir = dataDir(t)
   const uuid = await runDetached(t, dir, ['--', 'sh', '-c', 'exit 0'])
-  const todo = 'bug: `--wait [duration]` / `--wait-ready [duration]` (lib/cli/commands/status.ts:34-35) take the UUID that follows as their duration: exit 2 "missing required argument \'uuid\'"'
   for (const flag of ['--wait', '--wait-ready']) {
     const r = await podctl(t, dir, ['status', flag, uuid])
-    t.not(r.status, 2, `status ${flag} UUID is not a usage error`, { todo, stderr: r.stderr })
+    t.not(r.status, 2, `status ${flag} UUID is not a usage error`, { stderr: r.stderr })
   }
 })
 
@@ -389,7 +389,6 @@ t.test('an app whose escaped (setsid) child keeps its stdout open: the pod still
   } catch {
     // still running
   }
-  t.ok(ended, 'the pod ends once its app has exited', {
-    todo: 'bug: the supervisor waits for the app\'s stdout/stderr to close (lib/run/supervisor.ts:284, child.once("close") in finish()) and a grandchild outside the app\'s group keeps them open, so the pod (and a foreground podctl run) never ends',
-  })
+  t.ok(ended, 'the pod ends once its app has exited')
+  t.strictSame(podProcesses(uuid), [], 'and the escaped child was killed with its app')
 })

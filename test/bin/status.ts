@@ -202,17 +202,13 @@ t.test('a bad duration is exit 2', async (t) => {
 
 t.test('--wait before the UUID, as rkt users type it', async (t) => {
   // CONTRACT §4 writes --wait[=DURATION]: a duration only comes after "=".
-  const todo =
-    'divergence: --wait/--wait-ready are commander options with an optional value (lib/cli/commands/status.ts), ' +
-    'so in "podctl status --wait UUID" the UUID is taken as the duration ("missing required argument \'uuid\'", exit 2). ' +
-    'Take the duration only from --wait=DURATION (e.g. boolean options plus a pre-split of "--wait=...")'
   const dir = t.testdir({})
   const uuid = await exitedPod(dir)
   for (const flag of ['--wait', '--wait-ready']) {
     const r = podctl(dir, ['status', flag, uuid])
-    t.notMatch(r.stderr, /missing required argument/, `status ${flag} UUID: the UUID is not taken as a duration`, { todo })
+    t.notMatch(r.stderr, /missing required argument/, `status ${flag} UUID: the UUID is not taken as a duration`)
   }
   const r = podctl(dir, ['status', '--wait', uuid])
-  t.equal(r.status, 0, 'status --wait UUID on an exited pod: exit 0', { todo })
-  t.match(r.stdout, /^state=exited$/m, 'and its status', { todo })
+  t.equal(r.status, 0, 'status --wait UUID on an exited pod: exit 0')
+  t.match(r.stdout, /^state=exited$/m, 'and its status')
 })

@@ -43,9 +43,8 @@ t.test('stop --force: SIGKILL at once', async (t) => {
   t.equal(r.status, 0, r.stderr)
   const v = await assertStopped(t, dir, uuid, members)
   t.equal(v.state, 'exited')
-  const todo = 'bug: stop --force SIGKILLs the supervisor together with the apps (lib/run/stop.ts:74-75), so the app end is never recorded'
-  t.match(v.apps[0], { state: 'exited', exit_code: 137 }, 'the SIGKILL is recorded as 137', { todo })
-  t.equal(v.exit_code, 137, 'the pod exit code is 137', { todo })
+  t.match(v.apps[0], { state: 'exited', exit_code: 137 }, 'the SIGKILL is recorded as 137')
+  t.equal(v.exit_code, 137, 'the pod exit code is 137')
 })
 
 t.test('stop --timeout: an app that ignores SIGTERM is SIGKILLed after the timeout', async (t) => {
@@ -59,8 +58,7 @@ t.test('stop --timeout: an app that ignores SIGTERM is SIGKILLed after the timeo
   t.equal(v.state, 'exited')
   const log = await podctl(t, dir, ['logs', uuid])
   t.match(log.stdout, /^got TERM$/m, 'the app got SIGTERM first')
-  const todo = 'bug: on escalation stop SIGKILLs the supervisor together with the apps (lib/run/stop.ts:74-75), so the app end is never recorded'
-  t.match(v.apps[0], { state: 'exited', exit_code: 137 }, 'the SIGKILL is recorded as 137', { todo })
+  t.match(v.apps[0], { state: 'exited', exit_code: 137 }, 'the SIGKILL is recorded as 137')
 })
 
 t.test('stop of an exited pod is a no-op that exits 0', async (t) => {
@@ -94,7 +92,7 @@ t.test('stop of several pods at once; an unknown one does not stop the others', 
   const r = await podctl(t, dir, ['stop', a, b, 'ffffffff'])
   t.equal(r.status, 3, 'no pod matches ffffffff: 3')
   t.match(r.stderr, /ffffffff/)
-  t.same(r.stdout.trim().split('\n').sort(), [a, b].sort(), 'both real pods were stopped')
+  t.same(r.stdout.trim().split('\n'), [a, b], 'both real pods were stopped, reported in argument order')
   const va = await assertStopped(t, dir, a, [pa])
   const vb = await assertStopped(t, dir, b, [pb])
   t.equal(va.apps[0].exit_code, 143)
@@ -114,4 +112,16 @@ t.test('stop of a pod running in the foreground: podctl run exits with the app c
   const fg = await run.done
   t.equal(fg.status, 143, 'the foreground podctl exits with the pod exit code')
   t.equal(podFromUUIDString(dir, uuid).state, 'exited')
+})
+
+t.test('stop of several pods: the exit code is the first failure in argument order', async (t) => {
+  const dir = dataDir(t)
+  const prepared = (await podctl(t, dir, ['prepare', '--', 'true'])).stdout.trim()
+  const a = await runDetached(t, dir, ['--', 'sleep', '1000'])
+  for (let i = 0; i < 3; i++) {
+    const r = await podctl(t, dir, ['stop', prepared, 'ffffffff', a])
+    t.equal(r.status, 4, `round ${i}: the prepared pod, given first, decides: 4`)
+    t.match(r.stderr, /never ran[\s\S]*no pod matches "ffffffff"/, 'errors in argument order')
+    t.equal(r.stdout, `${a}\n`, 'the running pod was stopped all the same')
+  }
 })

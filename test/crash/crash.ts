@@ -155,13 +155,24 @@ t.test(`${trials} SIGKILLs at random moments (seed ${seed})`, async (t) => {
     // Whatever still runs (detached pods) is stopped.
     for (const p of listPods(dir, Include.all)) if (p.state === 'running') podctl(dir, ['stop', '--force', p.uuid])
   })
+  // How long each operation takes here, unkilled, so that kill moments
+  // cover the operation (on a fast machine or a slow one) and a little after.
+  const spans: Partial<Record<Op, number>> = {}
+  for (const op of OPS) {
+    const args = await setUp(dir, op)
+    const started = performance.now()
+    await killAfter(dir, args, 60_000)
+    spans[op] = performance.now() - started
+    for (const p of listPods(dir, Include.all)) if (p.state === 'running') podctl(dir, ['stop', '--force', p.uuid])
+  }
+  t.comment(`unkilled durations (ms): ${JSON.stringify(spans, (_k, v: unknown) => (typeof v === 'number' ? Math.round(v) : v))}`)
   const counts: Record<string, number> = {}
   for (let i = 0; i < trials; i++) {
     const op = OPS[i % OPS.length]!
     const args = await setUp(dir, op)
-    // Node needs ~70 ms to start; kill anywhere from before that to well
-    // after most operations are done.
-    const delay = Math.floor(rng() * 400)
+    // Anywhere from before Node has started to a little after the operation
+    // would have finished.
+    const delay = Math.floor(rng() * spans[op]! * 1.2)
     const r = await killAfter(dir, args, delay)
     counts[`${op} ${r.signal === 'SIGKILL' ? 'killed' : 'finished'}`] = (counts[`${op} ${r.signal === 'SIGKILL' ? 'killed' : 'finished'}`] ?? 0) + 1
     // Stop what is legitimately running so that the checks see a quiet dir.

@@ -5,6 +5,7 @@
  * /proc, and make sure every process a test started is dead at its end.
  * Not a test file (test/helpers/ is excluded from discovery).
  */
+import { parseRecordText } from '../../lib/pod/record.js'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -213,7 +214,10 @@ export const podRecord = (dir: string, uuid: string): any => {
     const p = podDir(dir, uuid)
     if (p === undefined) continue
     try {
-      return JSON.parse(fs.readFileSync(path.join(p, 'pod.json'), 'utf8'))
+      // As the library reads it: private fields (guardian_pid, ready_at,
+      // pid_start) are stored apart and lifted back into the record.
+      const r = parseRecordText(fs.readFileSync(path.join(p, 'pod.json'), 'utf8'))
+      if (r) return r
     } catch {
       // moved meanwhile: look again
     }

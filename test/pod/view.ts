@@ -59,3 +59,66 @@ t.test('a pod without pod.json still has every field', async (t) => {
   t.equal(v.created_at, null)
   t.strictSame(v.apps, [])
 })
+
+// podViewJsonBytes copies stored records into list's output: whatever the
+// record holds, the JSON must be the same as JSON.stringify(podView()).
+t.test('podViewJsonBytes gives the JSON of podView, for any record and state', async (t) => {
+  const fc = (await import('fast-check')).default
+  const { podViewJsonBytes } = await import('../../lib/pod/view.js')
+  const { Pod } = await import('../../lib/pod/pod.js')
+  const dir = dataDir(t)
+  const uuid = mkPod(dir, 'run')
+  const podDir = `${dir}/pods/run/${uuid}`
+  const text = fc.string({ maxLength: 12 })
+  const time = fc.option(fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => d.toISOString()))
+  const num = fc.option(fc.integer({ min: 0, max: 4194304 }))
+  const app = fc.record({
+    name: fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,8}$/),
+    type: fc.constantFrom('init', 'regular', 'ephemeral'),
+    state: fc.constantFrom('created', 'running', 'exited'),
+    pid: num,
+    started_at: time,
+    finished_at: time,
+    exit_code: num,
+    pid_start: fc.option(fc.stringMatching(/^[0-9]{1,10}$/)),
+  })
+  const record = fc.record({
+    uuid: fc.constant(uuid),
+    name: fc.option(fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,20}$/)),
+    created_at: time,
+    started_at: time,
+    gc_marked_at: time,
+    pid: num,
+    mutable: fc.boolean(),
+    exit_code: num,
+    // Values that look like the markers the splice relies on.
+    labels: fc.dictionary(fc.oneof(text, fc.constantFrom('private', 'state', 'created_at')), fc.oneof(text, fc.constantFrom('"state":"running"', ']}', '"private":{}'))),
+    annotations: fc.dictionary(text, text),
+    apps: fc.array(app, { maxLength: 3 }),
+    ready_at: fc.option(time, { nil: undefined }),
+    guardian_pid: fc.option(num, { nil: undefined }),
+  })
+  fc.assert(
+    fc.property(record, fc.boolean(), (r, locked) => {
+      writeRecord(podDir, r as never)
+      const pod = new Pod(dir, uuid, 'run', locked)
+      const fast = JSON.parse(Buffer.concat(podViewJsonBytes(pod, pod.recordBytes())).toString('utf8'))
+      const slow = podView(new Pod(dir, uuid, 'run', locked))
+      return JSON.stringify(fast) === JSON.stringify(slow)
+    }),
+    { numRuns: 500 },
+  )
+  t.pass('500 random records: the same JSON, in the same order')
+})
+
+t.test('a finished pod record is copied, not re-serialized', async (t) => {
+  const { podViewJsonBytes } = await import('../../lib/pod/view.js')
+  const dir = dataDir(t)
+  const pod = await preparePod(dir, manifest() as PodManifest, { sync: false })
+  const p = podFromUUIDString(dir, pod.uuid)
+  t.equal(podViewJsonBytes(p, p.recordBytes()).length, 3, 'a prepared pod: stored bytes + state + stored bytes')
+  const r = readRecord(pod.path)!
+  writeRecord(pod.path, { ...r, ready_at: new Date().toISOString() })
+  const q = podFromUUIDString(dir, pod.uuid)
+  t.equal(podViewJsonBytes(q, q.recordBytes()).length, 1, 'a record with private fields is parsed instead')
+})

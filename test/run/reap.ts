@@ -63,3 +63,22 @@ t.test('a live supervisor looks after its own apps: nothing is killed', async (t
   t.equal(reapOrphans(pod), 0)
   t.ok(o.members.every(alive))
 })
+
+t.test('gc reaps the apps of a pod whose supervisor was killed (its lock is left), and collects the pod', async (t) => {
+  const { gc } = await import('../../lib/pod/gc.js')
+  const { holdLocks } = await import('../helpers/pod-util.js')
+  const o = await orphan(t)
+  const dir = t.testdir({})
+  const pod = await createPod(dir, manifest, { sync: false })
+  pod.toRun({ sync: false })
+  const r = pod.record()
+  writeRecord(pod.path, { ...r, apps: [{ ...r.apps[0]!, state: 'running', pid: o.pid, pid_start: procStat(o.pid)!.start }] })
+  pod.unlock()
+  // A supervisor that dies by SIGKILL leaves its lock behind: so does this holder.
+  const holder = await holdLocks(t, dir, [pod.uuid])
+  await holder.kill()
+  const result = gc(dir, { gracePeriodMs: 0, expirePreparedMs: 24 * 3600_000 })
+  t.strictSame(result.deleted, [pod.uuid], 'the exited pod is collected')
+  await pollUntil('the orphaned group to die', () => o.members.every((p) => !alive(p)) || undefined)
+  t.pass('every process of the app group is gone')
+})

@@ -43,7 +43,5 @@ t.test('requests filed within the same millisecond keep their order', async (t) 
   for (const r of want) writeRequest(pod, r)
   const got = takeRequests(pod)
   t.equal(got.length, 20, 'none lost')
-  t.same(got, want, 'in the order they were written', {
-    todo: 'bug: request names are <ms>-<random nonce> (lib/run/requests.ts:30), so requests filed in the same millisecond (app start then app stop from one script) are served in random order',
-  })
+  t.same(got, want, 'in the order they were written')
 })

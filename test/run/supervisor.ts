@@ -85,8 +85,11 @@ t.test('runs the apps, streams their output, records them, releases the lock', a
     { name: 'one', state: 'exited', exit_code: 0, pid: Number, started_at: String, finished_at: String },
     { name: 'two', state: 'exited', exit_code: 3, pid: Number },
   ])
-  t.ok(rec.ready_at, 'it was ready once the regular apps had started')
-  t.ok(rec.guardian_pid, 'it had a guardian')
+  // Readiness and the guardian are checked while pods run (test/bin/run.ts,
+  // test/bin/status.ts); an ended pod's record keeps only its §5 fields.
+  t.notOk(rec.ready_at, 'ended: no readiness left in the record')
+  t.notOk(rec.guardian_pid, 'ended: no guardian left in the record')
+  t.notOk(rec.apps.some((a: { pid_start?: string | null }) => a.pid_start), 'ended: no app start times left')
   await pollUntil('the guardian to end with the supervisor', () => !alive(rec.guardian_pid!))
   t.notOk(pod.holdsLock, 'the lock is released')
   t.equal(podFromUUIDString(dir, pod.uuid).state, 'exited', 'others see the pod exited')
@@ -236,4 +239,35 @@ t.test('a mutable pod: apps added, started, stopped, removed while the superviso
   sup.signal('SIGTERM')
   t.equal(await done, 0, 'neither a stopped-and-removed app nor an ephemeral one decides the exit code')
   t.equal(podFromUUIDString(dir, pod.uuid).state, 'exited')
+})
+
+t.test('ready means every regular app is recorded as running, with its pid', async (t) => {
+  for (let round = 0; round < 5; round++) await t.test(`round ${round}`, async (t) => {
+    const { dir, pod, manifest } = await runningPod(t, {
+      apps: [
+        { name: 'a', exec: sh('sleep 1000') },
+        { name: 'b', exec: sh('sleep 1000') },
+      ],
+    })
+    const sup = new Supervisor(pod, manifest, { forwardSignals: false })
+    const ran = sup.run()
+    const podDir = path.join(dir, 'pods', 'run', pod.uuid)
+    // Polled on every turn of the event loop (the supervisor runs in this
+    // process): any record with ready_at must already show the apps' pids.
+    let rec = readRecord(podDir)
+    while (!rec?.ready_at) {
+      await new Promise((r) => setImmediate(r))
+      rec = readRecord(podDir)
+    }
+    t.strictSame(
+      rec.apps.map((a) => [a.name, a.state, typeof a.pid]),
+      [
+        ['a', 'running', 'number'],
+        ['b', 'running', 'number'],
+      ],
+      `round ${round}: ready, and both apps recorded as running`,
+    )
+    sup.signal('SIGKILL')
+    await ran
+  })
 })

@@ -20,7 +20,7 @@ Examples:
     )
     .action(async (command: string[], opts: PodInputOptions & { detach?: boolean }, self: Command) => {
       const { manifestFromInputs } = await import('../pod-input.js')
-      const manifest = manifestFromInputs(opts, command)
+      const manifest = manifestFromInputs(opts, command, undefined, 'run')
       const dataDir = dataDirOf(self)
       if (opts.detach) {
         const [{ runDetached }, path] = await Promise.all([import('../../run/detach.js'), import('node:path')])

@@ -16,21 +16,32 @@ export const registerStop = (program: Command, ctx: Context): void => {
       const timeoutMs = parseNonNegativeDuration(opts.timeout, '--timeout')
       const dataDir = dataDirOf(self)
       const [{ podFromUUIDString }, { stopPod }] = await Promise.all([import('../../pod/pod.js'), import('../../run/stop.js')])
-      let firstFailure: number | undefined
-      // Stop them all at once: a slow pod does not delay the others' SIGTERM.
-      await Promise.all(
-        uuids.map(async (arg) => {
+      // Stop them all at once (a slow pod does not delay the others'
+      // SIGTERM), but report in argument order, as rm does: the output and
+      // the exit code (the first failure in that order) do not depend on
+      // which pod happened to stop first.
+      const outcomes = await Promise.all(
+        uuids.map(async (arg): Promise<{ uuid: string } | { error: PodctlError }> => {
           try {
             const pod = podFromUUIDString(dataDir, arg)
             await stopPod(pod, { force: opts.force === true, timeoutMs })
-            ctx.io.out(`${pod.uuid}\n`)
+            return { uuid: pod.uuid }
           } catch (er) {
             if (!(er instanceof PodctlError)) throw er
-            ctx.io.err(`podctl: ${er.message}\n${er.hint ? `${er.hint}\n` : ''}`)
-            firstFailure ??= er.exitCode
+            return { error: er }
           }
         }),
       )
+      let firstFailure: number | undefined
+      for (const o of outcomes) {
+        if ('uuid' in o) {
+          ctx.io.out(`${o.uuid}\n`)
+          continue
+        }
+        ctx.io.err(`podctl: ${o.error.message}\n${o.error.hint ? `${o.error.hint}\n` : ''}`)
+        if (ctx.state.debug && o.error.stack) ctx.io.err(`${o.error.stack}\n`)
+        firstFailure ??= o.error.exitCode
+      }
       if (firstFailure !== undefined) ctx.state.exitCode = firstFailure
     })
 }

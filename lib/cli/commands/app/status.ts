@@ -15,8 +15,12 @@ export const registerAppStatus = (app: Command, ctx: Context): void => {
     .action(async (uuid: string, name: string, opts: { format: string }, self: Command) => {
       ctx.state.format = opts.format
       const [{ podFromUUIDString }, { podView }] = await Promise.all([import('../../../pod/pod.js'), import('../../../pod/view.js')])
-      const a = podView(podFromUUIDString(dataDirOf(self), uuid)).apps.find((x) => x.name === name)
-      if (!a) throw new PodctlError('ENOPOD', `pod ${uuid} has no app named ${JSON.stringify(name)}`)
+      const v = podView(podFromUUIDString(dataDirOf(self), uuid))
+      const a = v.apps.find((x) => x.name === name)
+      if (!a) {
+        const short = v.uuid.slice(0, 8)
+        throw new PodctlError('ENOPOD', `pod ${short} has no app named ${JSON.stringify(name)}`, `see podctl app list ${short}`)
+      }
       if (isJson(opts.format)) {
         ctx.io.out(toJson(a, opts.format))
         return
