@@ -91,6 +91,7 @@ export const createVolume = (dataDir: string, name: string, opts: CreateVolumeOp
   }
   const root = volumesRoot(dataDir)
   fs.mkdirSync(root, { recursive: true, mode: DIR_MODE })
+  sweepVolumesDir(dataDir) // what a crashed create or rm left, long ago
   const tmp = path.join(root, `.new-${name}-${randomBytes(4).toString('hex')}`)
   fs.mkdirSync(tmp, { mode: DIR_MODE })
   try {
