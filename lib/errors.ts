@@ -6,6 +6,7 @@
 export type ErrorCode =
   | 'EUSAGE' // bad flag, bad duration, invalid manifest
   | 'ENOPOD' // no such pod, or an ambiguous prefix
+  | 'ENOVOLUME' // no such volume (persistent, or of the pod)
   | 'EBADSTATE' // the pod is not in a state that allows the operation
   | 'ECHANGED' // the pod changed state under us: we lost a race
   | 'EIMMUTABLE' // a mutable-pod operation on an immutable pod
@@ -15,6 +16,7 @@ export type ErrorCode =
 const EXIT_CODES: Record<ErrorCode, number> = {
   EUSAGE: 2,
   ENOPOD: 3,
+  ENOVOLUME: 3,
   EBADSTATE: 4,
   ECHANGED: 4,
   EIMMUTABLE: 4,

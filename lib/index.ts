@@ -49,3 +49,24 @@ export { podView, type PodView, type AppView } from './pod/view.js'
 export type { PodRecord, AppRecord, AppState } from './pod/record.js'
 export { tryLock, isLocked, lockedSet, type HeldLock } from './pod/lock.js'
 export { parseDuration, formatDuration } from './duration.js'
+// Volumes (CONTRACT §7; Documentation/devel/volumes.md).
+export {
+  createVolume,
+  readVolume,
+  listVolumes,
+  removeVolume,
+  claimVolume,
+  releaseVolume,
+  type PvRecord,
+  type ReclaimPolicy,
+  type CreateVolumeOptions,
+} from './volume/persistent.js'
+export { pvView, pvInspect, type PvView, type PvInspectView } from './volume/pv-view.js'
+export { updateFilesVolume, payloadFromSources } from './volume/update.js'
+export { AtomicWriter, type Payload, type FileProjection } from './volume/atomic-writer.js'
+export { OperationExecutor, type OperationOptions } from './volume/executor.js'
+export { PluginRegistry } from './volume/registry.js'
+export { defaultRegistry, builtinPlugins } from './volume/plugins/index.js'
+export { setUpPodVolumes, tearDownPodVolumes } from './volume/pod-volumes.js'
+export { podVolumeViews, withVolumes, type VolumeView } from './volume/view.js'
+export type { VolumePlugin, VolumeSpec, Mounter, Unmounter, Metrics, VolumeStateRecord } from './volume/types.js'

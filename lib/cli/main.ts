@@ -25,6 +25,7 @@ const COMMANDS: readonly (readonly [string, () => Promise<Register>])[] = [
   ['gc', async () => (await import('./commands/gc.js')).registerGc],
   ['app', async () => (await import('./commands/app.js')).registerApp],
   ['cat-manifest', async () => (await import('./commands/cat-manifest.js')).registerCatManifest],
+  ['volume', async () => (await import('./commands/volume.js')).registerVolume],
   ['version', async () => (await import('./commands/version.js')).registerVersion],
 ]
 

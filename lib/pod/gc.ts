@@ -11,6 +11,7 @@ import type { Pod } from './pod.js'
 import { isoTime, writeRecord } from './record.js'
 import { reapOrphans } from './reap.js'
 import { Include, listPods } from './walk.js'
+import '../volume/register.js' // pods are deleted here: their volumes are torn down first
 import fs from 'node:fs'
 import path from 'node:path'
 

@@ -5,6 +5,7 @@
  */
 import path from 'node:path'
 import { PodctlError } from '../errors.js'
+import { mountProblems } from '../volume/plan.js'
 
 export const API_VERSION = 'podctl/v1'
 /** Manifests larger than this are refused before parsing. */
@@ -332,6 +333,8 @@ export const manifestProblems = (value: unknown, opts: ValidateOptions = {}): Ma
       }
     })
   }
+  // Nesting and conflicts between mounts need the rest to be well-formed.
+  if (c.problems.length === 0) c.problems.push(...mountProblems(value as unknown as PodManifest))
   return c.problems
 }
 

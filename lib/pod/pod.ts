@@ -28,6 +28,19 @@ import { MANIFEST_FILE, emptyRecord, parseRecordText, readRecordBytes, writeFile
 import { removeTree } from './remove-tree.js'
 import { deriveState, isAfterRunState, isFinishedState, type PodState } from './state.js'
 
+/** Where lib/volume records a pod's mounted volumes (lib/volume/layout.ts). */
+const VOLUME_STATE_DIR = 'volume-state'
+let beforeRemoveHook: ((pod: Pod) => void) | undefined
+/**
+ * @internal Registered by lib/volume/register.ts (imported by gc and
+ * prepare, the modules that delete pods): tears down a pod's volumes under
+ * its lock before remove() deletes it. A hook rather than an import keeps
+ * the volume code out of commands that only read pods.
+ */
+export const setBeforeRemoveHook = (fn: (pod: Pod) => void): void => {
+  beforeRemoveHook = fn
+}
+
 /** Options of transitions that bulk callers (gc) batch. */
 export interface TransitionOptions {
   /** fsync the state dirs after the rename (default true); gc syncs once per batch instead. */
@@ -265,6 +278,12 @@ export class Pod {
     }
     this.#lockForTransition()
     this.#assertHeld('remove')
+    // Volumes first, from their recorded state: a persistent volume's claim
+    // is released and its reclaim policy applied; host paths are never touched.
+    if (existsNoFollow(path.join(this.path, VOLUME_STATE_DIR))) {
+      if (!beforeRemoveHook) throw bug(`pod ${this.uuid} has volumes, but volume support (lib/volume/register.js) is not loaded`)
+      beforeRemoveHook(this)
+    }
     removeTree(this.path)
     this.#removed = true
     this.close()

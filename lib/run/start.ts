@@ -2,19 +2,25 @@
 import { PodChangedStateError } from '../errors.js'
 import type { PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
+import { setUpPodVolumes } from '../volume/pod-volumes.js'
 
 /**
- * Moves a prepared pod to run/ under its lock. The loser of a race (the pod
- * is being run by another process, or is gone) gets a PodChangedStateError
- * saying so.
+ * Moves a prepared pod to run/ under its lock, its volumes set up first.
+ * The loser of a race (the pod is being run by another process, or is
+ * gone) gets a PodChangedStateError saying so.
  */
 export const startPrepared = (pod: Pod): { pod: Pod; manifest: PodManifest } => {
-  // The move comes first: before it the pod may be run or removed by
+  // The lock comes first: before it the pod may be run or removed by
   // someone else, after it the pod (and its manifest) is ours.
+  let manifest: PodManifest | undefined
   try {
     // A loser of the race may see the winner's pod as running already, or
-    // lose at the rename: one message either way.
+    // lose at the lock or the rename: one message either way.
     if (pod.state === 'running') throw new PodChangedStateError(pod.uuid)
+    if (pod.dir === 'prepared' && !pod.tryExclusiveLock()) throw new PodChangedStateError(pod.uuid)
+    // Volumes are set up before the pod runs, so that a refused claim
+    // (exit 4) leaves the pod prepared (lib/volume/pod-volumes.ts).
+    if (pod.holdsLock) manifest = setUpVolumes(pod)
     pod.toRun()
   } catch (er) {
     if (er instanceof PodChangedStateError) {
@@ -22,5 +28,17 @@ export const startPrepared = (pod: Pod): { pod: Pod; manifest: PodManifest } => 
     }
     throw er
   }
-  return { pod, manifest: pod.podManifest().manifest }
+  return { pod, manifest: manifest ?? pod.podManifest().manifest }
+}
+
+/** Sets up the volumes of a pod this process holds locked; unlocks it if that fails. */
+const setUpVolumes = (pod: Pod): PodManifest => {
+  try {
+    const { manifest } = pod.podManifest()
+    setUpPodVolumes(pod, manifest)
+    return manifest
+  } catch (er) {
+    pod.unlock()
+    throw er
+  }
 }

@@ -11,6 +11,7 @@ import type { PodManifest } from '../pod/manifest.js'
 import type { DetachJob, DetachReply } from './detach.js'
 import { Supervisor } from './supervisor.js'
 import { startPrepared } from './start.js'
+import { setUpPodVolumes } from '../volume/pod-volumes.js'
 
 const chan = new net.Socket({ fd: 3, readable: true, writable: true })
 
@@ -34,6 +35,7 @@ const start = async (job: DetachJob): Promise<{ pod: Pod; manifest: PodManifest 
     const pod = await createPod(job.dataDir, job.manifest)
     try {
       if (job.uuidFileSave !== undefined) writeUUIDToFile(pod.uuid, job.uuidFileSave)
+      setUpPodVolumes(pod, job.manifest)
       pod.toRun()
     } catch (er) {
       discard(pod)

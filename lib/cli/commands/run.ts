@@ -34,6 +34,7 @@ Examples:
         const pod = await createPod(dataDir, manifest)
         try {
           if (opts.uuidFileSave !== undefined) writeUUIDToFile(pod.uuid, opts.uuidFileSave)
+          if (manifest.volumes?.length) (await import('../../volume/pod-volumes.js')).setUpPodVolumes(pod, manifest)
           pod.toRun()
         } catch (er) {
           discard(pod)

@@ -2,6 +2,7 @@
 import { Option, type Command } from 'commander'
 import { parseNonNegativeDuration } from '../../duration.js'
 import type { PodView } from '../../pod/view.js'
+import { volumeStatusLine } from '../../volume/status-line.js'
 import { dataDirOf, FORMATS, type Context } from '../context.js'
 import { isJson, toJson } from '../output.js'
 
@@ -40,6 +41,7 @@ export const statusLines = (v: PodView): string => {
   if (v.pid !== null) lines.push(`pid=${v.pid}`)
   lines.push(`exited=${v.state === 'exited' || v.state === 'exited garbage' || v.state === 'exited deleting'}`)
   for (const a of v.apps) if (a.exit_code !== null) lines.push(`app-${a.name}=${a.exit_code}`)
+  for (const vol of v.volumes ?? []) lines.push(volumeStatusLine(vol))
   return `${lines.join('\n')}\n`
 }
 
@@ -74,7 +76,7 @@ export const registerStatus = (program: Command, ctx: Context): void => {
       if (readyWanted) await waitReady(pod, readySignal ? { signal: readySignal } : {})
       if (finishWanted) await waitFinished(pod, finishSignal ? { signal: finishSignal } : {})
       reapOrphans(pod)
-      const v = podView(pod)
+      const v = (await import('../../volume/view.js')).withVolumes(pod, podView(pod))
       ctx.io.out(isJson(opts.format) ? toJson(v, opts.format) : statusLines(v))
     })
 }

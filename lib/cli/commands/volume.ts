@@ -1,0 +1,31 @@
+/** podctl volume: persistent volumes, and updates of a running pod's files volumes. */
+import type { Command } from 'commander'
+import type { Context } from '../context.js'
+import { registerVolumeCreate } from './volume/create.js'
+import { registerVolumeInspect } from './volume/inspect.js'
+import { registerVolumeList } from './volume/list.js'
+import { registerVolumeRm } from './volume/rm.js'
+import { registerVolumeUpdate } from './volume/update.js'
+
+export const registerVolume = (program: Command, ctx: Context): void => {
+  const volume = program
+    .command('volume')
+    .description('volumes: create, list, inspect and remove persistent volumes; update the files volume of a running pod')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ podctl volume create db --reclaim retain --size-limit 1G
+  $ podctl volume list
+  $ podctl volume inspect db --format json
+  $ podctl volume update 8c3b1f0e config --from-file app.conf=./app.conf
+  $ podctl volume rm db
+
+Documentation: Documentation/subcommands/volume.md`,
+    )
+  registerVolumeCreate(volume, ctx)
+  registerVolumeList(volume, ctx)
+  registerVolumeInspect(volume, ctx)
+  registerVolumeRm(volume, ctx)
+  registerVolumeUpdate(volume, ctx)
+}

@@ -1,0 +1,128 @@
+/**
+ * The operation executor (seed 003): every mount, unmount and update of a
+ * volume goes through here, keyed by (pod, volume). Never two operations
+ * on one key at once, also across podctl processes: the key is a lock at
+ * `<data>/volume-locks/<uuid>.<volume>` (the pod lock's machinery, so a
+ * holder killed with SIGKILL frees it at once). A caller chooses to refuse
+ * (EBADSTATE) or to wait while an operation on the key is pending.
+ *
+ * The executor records the actual state (what is mounted where, by which
+ * plugin) in the pod dir before and after each change, so that gc and rm
+ * can tear a volume down from the record alone: after a crash mid-mount
+ * the record says "mounting" and lists every link that may exist.
+ */
+import { PodctlError } from '../errors.js'
+import { opLockPath } from './layout.js'
+import { acquireLock, isHeld, lockHolderPid, type AcquireOptions } from './locking.js'
+import { failpoint } from './failpoint.js'
+import { defaultRegistry } from './plugins/index.js'
+import type { PluginRegistry } from './registry.js'
+import { ensureLink, removeLink } from './safe-fs.js'
+import { readVolumeState, recordedVolumes, removeVolumeState, writeVolumeState } from './state.js'
+import type { PodRef, RecordedMountPoint, TearDownOptions, VolumePlugin, VolumeSpec, VolumeStateRecord } from './types.js'
+import { clearMetricsCache } from './metrics.js'
+
+export type OperationOptions = AcquireOptions
+
+const short = (uuid: string): string => uuid.slice(0, 8)
+
+export class OperationExecutor {
+  readonly pod: PodRef
+  readonly registry: PluginRegistry
+
+  constructor(pod: PodRef, registry: PluginRegistry = defaultRegistry()) {
+    this.pod = pod
+    this.registry = registry
+  }
+
+  #lock(volume: string): string {
+    return opLockPath(this.pod.dataDir, this.pod.uuid, volume)
+  }
+
+  /** Whether an operation on (this pod, `volume`) is pending in any process (IsOperationPending). */
+  isOperationPending(volume: string): boolean {
+    return isHeld(this.#lock(volume))
+  }
+
+  /** The pid of the process whose operation on `volume` is pending, if any. */
+  pendingPid(volume: string): number | undefined {
+    return this.isOperationPending(volume) ? lockHolderPid(this.#lock(volume)) : undefined
+  }
+
+  /**
+   * Runs `fn` as the one operation on (this pod, `volume`): refuses or
+   * waits (per `opts`) while another is pending.
+   */
+  run<T>(volume: string, opts: OperationOptions, fn: () => T): T {
+    const held = acquireLock(this.#lock(volume), `volume "${volume}" of pod ${short(this.pod.uuid)}`, opts)
+    try {
+      return fn()
+    } finally {
+      held.release()
+      clearMetricsCache()
+    }
+  }
+
+  /**
+   * Sets up a volume and makes its mount points (links relative to the pod
+   * dir), recording "mounting" first and "mounted" once done. Idempotent.
+   */
+  mountVolume(spec: VolumeSpec, mountPoints: RecordedMountPoint[], opts: OperationOptions): VolumeStateRecord {
+    return this.run(spec.name, opts, () => {
+      const plugin = this.registry.findPluginBySpec(spec)
+      const mounter = plugin.newMounter(spec, this.pod)
+      const base = { volume: spec.name, plugin: plugin.name, spec: spec.volume, mount_points: mountPoints }
+      writeVolumeState(this.pod.path, { ...base, phase: 'mounting' })
+      failpoint('mounting', spec.name)
+      mounter.setUp()
+      failpoint('set-up', spec.name)
+      for (const mp of mountPoints) ensureLink(this.pod.path, mp.link, mp.target)
+      failpoint('linked', spec.name)
+      return writeVolumeState(this.pod.path, { ...base, phase: 'mounted' })
+    })
+  }
+
+  /**
+   * Tears a volume down from its recorded actual state: removes its mount
+   * points (only links, never followed), has its plugin tear it down, and
+   * drops the record. Returns false when nothing was recorded. Idempotent.
+   */
+  unmountVolume(name: string, opts: OperationOptions, why: TearDownOptions = { podRemoved: true }): boolean {
+    return this.run(name, opts, () => {
+      const rec = readVolumeState(this.pod.path, name)
+      if (!rec) return false
+      let plugin: VolumePlugin
+      let spec: VolumeSpec
+      try {
+        plugin = this.registry.findPluginByName(rec.plugin)
+        spec = plugin.constructVolumeSpec(name, rec)
+      } catch {
+        // A record no plugin can use (damaged, or from a newer podctl):
+        // remove the links it lists and let the pod's deletion do the rest.
+        // Deleting the pod never follows a link, so this is safe.
+        for (const mp of Array.isArray(rec.mount_points) ? rec.mount_points : []) {
+          if (typeof mp?.link === 'string' && typeof mp.target === 'string') removeLink(this.pod.path, mp.link, mp.target)
+        }
+        removeVolumeState(this.pod.path, name)
+        return false
+      }
+      writeVolumeState(this.pod.path, { volume: rec.volume, plugin: rec.plugin, spec: rec.spec, mount_points: rec.mount_points, phase: 'unmounting' })
+      failpoint('unmounting', name)
+      for (const mp of rec.mount_points) removeLink(this.pod.path, mp.link, mp.target)
+      plugin.newUnmounter(spec, this.pod).tearDown(why)
+      removeVolumeState(this.pod.path, name)
+      return true
+    })
+  }
+
+  /** The recorded actual state of every volume of the pod. */
+  actualState(): VolumeStateRecord[] {
+    return recordedVolumes(this.pod.path)
+      .map((n) => readVolumeState(this.pod.path, n))
+      .filter((r): r is VolumeStateRecord => r !== undefined)
+  }
+}
+
+/** Raised by callers that need a volume to be mounted and find it is not. */
+export const notMounted = (uuid: string, volume: string, phase: string | undefined): PodctlError =>
+  new PodctlError('EBADSTATE', `volume "${volume}" of pod ${short(uuid)} is ${phase ?? 'not set up'}`, `it is set up when the pod runs: podctl status ${short(uuid)}`)

@@ -1,0 +1,20 @@
+/**
+ * Failpoints for crash tests: with PODCTL_TEST_FAILPOINT=<stage> (or
+ * <stage>:<volume>) in its environment, a podctl process that reaches that
+ * stage of a volume operation writes its pid to PODCTL_TEST_FAILPOINT_FILE
+ * and stops there, so that a test can SIGKILL it at exactly that point.
+ * Without the variable (always, outside tests) a failpoint costs one
+ * environment lookup.
+ */
+import fs from 'node:fs'
+import { sleepSync } from '../pod/lock.js'
+
+export type FailpointStage = 'mounting' | 'set-up' | 'linked' | 'unmounting' | 'update-written'
+
+export const failpoint = (stage: FailpointStage, volume: string): void => {
+  const want = process.env.PODCTL_TEST_FAILPOINT
+  if (want === undefined || (want !== stage && want !== `${stage}:${volume}`)) return
+  const file = process.env.PODCTL_TEST_FAILPOINT_FILE
+  if (file) fs.writeFileSync(file, `${process.pid} ${stage} ${volume}\n`)
+  for (;;) sleepSync(1_000) // until the test kills us
+}

@@ -1,0 +1,115 @@
+/**
+ * Volume usage (seed 001's MetricsDu, MetricsStatFS and CachedMetrics):
+ * bytes and inodes used by walking the volume without following a link,
+ * capacity and available space from statfs(2) for kinds that have storage
+ * of their own (host, persistent). Results are cached for a short time, so
+ * that a process asking again and again (a library user polling status)
+ * does not walk a large volume each time.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { Metrics } from './types.js'
+
+/** A walk gives up (used = null) after this many entries: a host path may be a whole file system. */
+export const MAX_WALK_ENTRIES = 200_000
+/** How long computed metrics are reused. */
+export const METRICS_TTL_MS = 2_000
+
+export interface Usage {
+  bytes: number
+  inodes: number
+}
+
+export interface UsageOptions {
+  /** Follow `root` if it is a link (a host source the manifest names); entries below are never followed. */
+  followRoot?: boolean
+  maxEntries?: number
+}
+
+/**
+ * Disk usage of `root` as du(1) counts it: allocated blocks, every inode
+ * once (hard links too), links counted but never followed. Undefined when
+ * `root` does not exist or the walk is too large.
+ */
+export const diskUsage = (root: string, opts: UsageOptions = {}): Usage | undefined => {
+  const maxEntries = opts.maxEntries ?? MAX_WALK_ENTRIES
+  let st: fs.Stats
+  try {
+    st = opts.followRoot ? fs.statSync(root) : fs.lstatSync(root)
+  } catch {
+    return undefined
+  }
+  const seen = new Set<string>()
+  let bytes = 0
+  let inodes = 0
+  const count = (s: fs.Stats): void => {
+    if (s.nlink > 1 && !s.isDirectory()) {
+      const key = `${s.dev}:${s.ino}`
+      if (seen.has(key)) return
+      seen.add(key)
+    }
+    bytes += s.blocks * 512
+    inodes++
+  }
+  count(st)
+  if (!st.isDirectory()) return { bytes, inodes }
+  const stack = [root]
+  while (stack.length > 0) {
+    const dir = stack.pop()!
+    let names: string[]
+    try {
+      names = fs.readdirSync(dir)
+    } catch {
+      continue // unreadable, or gone meanwhile: counted as what we saw
+    }
+    for (const name of names) {
+      if (inodes >= maxEntries) return undefined
+      const p = path.join(dir, name)
+      let s: fs.Stats
+      try {
+        s = fs.lstatSync(p)
+      } catch {
+        continue
+      }
+      count(s)
+      if (s.isDirectory()) stack.push(p)
+    }
+  }
+  return { bytes, inodes }
+}
+
+/** Capacity and available bytes of the file system holding `p`. */
+export const fsSpace = (p: string): { capacity: number; available: number } | undefined => {
+  try {
+    const s = fs.statfsSync(p)
+    return { capacity: s.blocks * s.bsize, available: s.bavail * s.bsize }
+  } catch {
+    return undefined
+  }
+}
+
+const cache = new Map<string, { at: number; metrics: Metrics }>()
+
+/**
+ * Metrics of the data at `p`; with `ownStorage`, capacity and available
+ * from statfs, else null (the volume shares the pod's file system).
+ */
+export const volumeMetrics = (p: string, ownStorage: boolean, opts: { followRoot: boolean }, now = Date.now()): Metrics => {
+  const key = `${ownStorage ? 's' : 'd'}${opts.followRoot ? 'f' : 'n'}:${p}`
+  const hit = cache.get(key)
+  if (hit && now - hit.at < METRICS_TTL_MS) return { ...hit.metrics }
+  const usage = diskUsage(p, { followRoot: opts.followRoot })
+  // statfs follows links; only ask it about a real directory (or the host source).
+  const space = ownStorage && usage !== undefined && (opts.followRoot || fs.lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink() === false) ? fsSpace(p) : undefined
+  const metrics: Metrics = {
+    used_bytes: usage?.bytes ?? null,
+    used_inodes: usage?.inodes ?? null,
+    capacity_bytes: space?.capacity ?? null,
+    available_bytes: space?.available ?? null,
+  }
+  cache.set(key, { at: now, metrics })
+  return { ...metrics }
+}
+
+/** Forgets cached metrics (after a change podctl made itself). */
+export const clearMetricsCache = (): void => cache.clear()

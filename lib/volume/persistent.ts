@@ -1,0 +1,393 @@
+/**
+ * Persistent volumes: named volumes that outlive pods (CONTRACT §7),
+ * `<data>/volumes/<name>/` with a record (volume.json), the data (data/)
+ * and the claims of the pods bound to it (claims/<uuid>.json).
+ *
+ * Claims. A pod claims a volume when it starts to run and stays bound until
+ * it is removed; the volume's reclaim policy applies when the last bound
+ * pod is removed. A claim *holds* (counts for ReadWriteOnce and for
+ * `volume rm`) only while the process that made it is alive and holds the
+ * pod's lock, i.e. while that pod is running under the supervisor that
+ * claimed: a supervisor killed with SIGKILL releases its claims the moment
+ * it dies, with nothing to clean up first. Claims, releases, recycling and
+ * removal of one volume are serialized by its lock
+ * (`<data>/volume-locks/pv.<name>`), so two pods that start at once cannot
+ * both get a ReadWriteOnce volume.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { PodctlError, errnoCode } from '../errors.js'
+import { DIR_MODE, POD_DIRS, podPath } from '../pod/layout.js'
+import { isLocked, lockOwner } from '../pod/lock.js'
+import { NAME_RE, type AccessMode } from '../pod/manifest.js'
+import { formatOwner, ownOwner, parseOwner } from '../pod/owner.js'
+import { isoTime, writeFileAtomic } from '../pod/record.js'
+import { removeTree } from '../pod/remove-tree.js'
+import { PV_CLAIMS, PV_DATA, PV_RECORD, pvClaimsDir, pvDataDir, pvDir, pvLockPath, volumesRoot } from './layout.js'
+import { DEFAULT_WAIT_MS, withLock } from './locking.js'
+import { diskUsage } from './metrics.js'
+
+export type ReclaimPolicy = 'retain' | 'delete' | 'recycle'
+export const RECLAIM_POLICIES: readonly ReclaimPolicy[] = ['retain', 'delete', 'recycle']
+export const ACCESS_MODES: readonly AccessMode[] = ['ReadWriteOnce', 'ReadWriteMany']
+
+/** `<data>/volumes/<name>/volume.json`. */
+export interface PvRecord {
+  version: 1
+  name: string
+  created_at: string
+  reclaim: ReclaimPolicy
+  access_mode: AccessMode
+  size_limit_bytes: number | null
+  /** "recycling" from the start of a scrub until the data is checked empty. */
+  phase: 'available' | 'recycling'
+  recycled_at: string | null
+}
+
+/** `<data>/volumes/<name>/claims/<uuid>.json`. */
+export interface ClaimRecord {
+  pod: string
+  mode: AccessMode
+  read_only: boolean
+  /** Owner record (lib/pod/owner.ts) of the process that claimed: the pod's supervisor. */
+  owner: string
+  claimed_at: string
+}
+
+export interface CreateVolumeOptions {
+  reclaim?: ReclaimPolicy
+  accessMode?: AccessMode
+  sizeLimitBytes?: number | null
+}
+
+const short = (uuid: string): string => uuid.slice(0, 8)
+
+const noSuchVolume = (name: string): PodctlError =>
+  new PodctlError('ENOVOLUME', `no persistent volume named ${JSON.stringify(name)}`, `create it: podctl volume create ${name}`)
+
+/** Checks a volume name given by a user (EUSAGE). */
+export const checkVolumeName = (name: string): void => {
+  if (!NAME_RE.test(name)) {
+    throw new PodctlError('EUSAGE', `${JSON.stringify(name)} is not a valid volume name: 1 to 63 characters of a-z, 0-9 and "-", starting with a letter or digit`)
+  }
+}
+
+const lockOpts = { wait: true, timeoutMs: DEFAULT_WAIT_MS }
+const withVolumeLock = <T>(dataDir: string, name: string, fn: () => T): T => withLock(pvLockPath(dataDir, name), `persistent volume ${name}`, lockOpts, fn)
+
+/** Creates a persistent volume, atomically: built under a temporary name, then renamed into place. */
+export const createVolume = (dataDir: string, name: string, opts: CreateVolumeOptions = {}): PvRecord => {
+  checkVolumeName(name)
+  const rec: PvRecord = {
+    version: 1,
+    name,
+    created_at: isoTime(),
+    reclaim: opts.reclaim ?? 'retain',
+    access_mode: opts.accessMode ?? 'ReadWriteOnce',
+    size_limit_bytes: opts.sizeLimitBytes ?? null,
+    phase: 'available',
+    recycled_at: null,
+  }
+  const root = volumesRoot(dataDir)
+  fs.mkdirSync(root, { recursive: true, mode: DIR_MODE })
+  sweepVolumesDir(dataDir) // what a crashed create or rm left, long ago
+  const tmp = path.join(root, `.new-${name}-${randomBytes(4).toString('hex')}`)
+  fs.mkdirSync(tmp, { mode: DIR_MODE })
+  try {
+    fs.mkdirSync(path.join(tmp, PV_DATA), { mode: DIR_MODE })
+    fs.mkdirSync(path.join(tmp, PV_CLAIMS), { mode: DIR_MODE })
+    writeFileAtomic(tmp, PV_RECORD, `${JSON.stringify(rec)}\n`, { sync: true })
+    try {
+      fs.renameSync(tmp, pvDir(dataDir, name))
+    } catch (er) {
+      const code = errnoCode(er)
+      if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'ENOTDIR') {
+        throw new PodctlError('EBADSTATE', `persistent volume ${name} already exists`, `see podctl volume inspect ${name}`)
+      }
+      throw er
+    }
+  } catch (er) {
+    removeTree(tmp)
+    throw er
+  }
+  return rec
+}
+
+/** Reads a volume's record; ENOVOLUME if there is no such volume. */
+export const readVolume = (dataDir: string, name: string): PvRecord => {
+  checkVolumeName(name)
+  let text: string
+  try {
+    text = fs.readFileSync(path.join(pvDir(dataDir, name), PV_RECORD), 'utf8')
+  } catch (er) {
+    const code = errnoCode(er)
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw noSuchVolume(name)
+    throw er
+  }
+  try {
+    return JSON.parse(text) as PvRecord
+  } catch {
+    throw new PodctlError('EFAILED', `persistent volume ${name} has a damaged record: ${path.join(pvDir(dataDir, name), PV_RECORD)}`)
+  }
+}
+
+/** Whether a persistent volume named `name` exists. */
+export const volumeExists = (dataDir: string, name: string): boolean =>
+  fs.existsSync(path.join(pvDir(dataDir, name), PV_RECORD))
+
+/** Every persistent volume, by name. Damaged or half-made entries are skipped. */
+export const listVolumes = (dataDir: string): PvRecord[] => {
+  let names: string[]
+  try {
+    names = fs.readdirSync(volumesRoot(dataDir))
+  } catch (er) {
+    if (errnoCode(er) === 'ENOENT') return []
+    throw er
+  }
+  const out: PvRecord[] = []
+  for (const n of names.sort()) {
+    if (!NAME_RE.test(n)) continue // temporaries: .new-*, .gone-*
+    try {
+      out.push(readVolume(dataDir, n))
+    } catch {
+      // removed meanwhile, or damaged: inspect says which
+    }
+  }
+  return out
+}
+
+const podExists = (dataDir: string, uuid: string): boolean =>
+  POD_DIRS.some((d) => fs.lstatSync(podPath(dataDir, d, uuid), { throwIfNoEntry: false })?.isDirectory() === true)
+
+/**
+ * Whether a claim holds: the process that made it is alive and holds the
+ * pod's lock (it is that pod's supervisor, so the pod is running).
+ */
+export const claimHolds = (dataDir: string, c: ClaimRecord): boolean => {
+  const made = parseOwner(c.owner)
+  if (!made || !isLocked(dataDir, c.pod)) return false
+  const now = lockOwner(dataDir, c.pod)
+  return now !== undefined && now.pid === made.pid && now.start === made.start && now.boot === made.boot && now.host === made.host
+}
+
+export interface ClaimView extends ClaimRecord {
+  /** The claim holds: the pod is running under the supervisor that claimed. */
+  running: boolean
+}
+
+/** The claim records of a volume (pods bound to it, running or not). */
+export const readClaims = (dataDir: string, name: string): ClaimRecord[] => {
+  let names: string[]
+  try {
+    names = fs.readdirSync(pvClaimsDir(dataDir, name))
+  } catch (er) {
+    if (errnoCode(er) === 'ENOENT' || errnoCode(er) === 'ENOTDIR') return []
+    throw er
+  }
+  const out: ClaimRecord[] = []
+  for (const n of names.sort()) {
+    if (!n.endsWith('.json') || n.startsWith('.')) continue
+    try {
+      out.push(JSON.parse(fs.readFileSync(path.join(pvClaimsDir(dataDir, name), n), 'utf8')) as ClaimRecord)
+    } catch {
+      // removed meanwhile, or a torn write of an older podctl: not a claim
+    }
+  }
+  return out
+}
+
+/** Claims with whether each holds. */
+export const claimViews = (dataDir: string, name: string): ClaimView[] =>
+  readClaims(dataDir, name).map((c) => ({ ...c, running: claimHolds(dataDir, c) }))
+
+const claimFile = (dataDir: string, name: string, uuid: string): string => path.join(pvClaimsDir(dataDir, name), `${uuid}.json`)
+
+/**
+ * Removes temporaries of atomic writes in a volume's dir and claims dir
+ * left by a process killed between writing and renaming. Called under the
+ * volume's lock: no live writer has one open.
+ */
+const sweepTemporaries = (dataDir: string, name: string): void => {
+  for (const dir of [pvDir(dataDir, name), pvClaimsDir(dataDir, name)]) {
+    let names: string[]
+    try {
+      names = fs.readdirSync(dir)
+    } catch {
+      continue
+    }
+    for (const n of names) if (n.startsWith('.') && n.includes('.tmp-')) fs.rmSync(path.join(dir, n), { force: true })
+  }
+}
+
+/** Drops claim records of pods that no longer exist (removed by hand, or by an older podctl). */
+const dropStaleClaims = (dataDir: string, name: string, claims: ClaimRecord[]): ClaimRecord[] =>
+  claims.filter((c) => {
+    if (podExists(dataDir, c.pod)) return true
+    fs.rmSync(claimFile(dataDir, name, c.pod), { force: true })
+    return false
+  })
+
+export interface ClaimOptions {
+  /** The access mode the pod asks for (default: the volume's). */
+  mode?: AccessMode
+  readOnly?: boolean
+}
+
+/**
+ * Binds pod `uuid` to volume `name` (idempotent). The caller must hold the
+ * pod's lock and keep holding it while the pod runs: the claim holds as
+ * long as it does. Refuses (EBADSTATE) when another running pod holds a
+ * claim that excludes this one (ReadWriteOnce on either side), when the
+ * volume allows only ReadWriteOnce and ReadWriteMany is asked for, and
+ * when the volume is over its size limit.
+ */
+export const claimVolume = (dataDir: string, name: string, uuid: string, opts: ClaimOptions = {}): PvRecord =>
+  withVolumeLock(dataDir, name, () => {
+    sweepTemporaries(dataDir, name)
+    let rec = readVolume(dataDir, name)
+    if (rec.phase === 'recycling') rec = finishRecycle(dataDir, rec) // a recycler died: finish its work first
+    const mode = opts.mode ?? rec.access_mode
+    if (mode === 'ReadWriteMany' && rec.access_mode === 'ReadWriteOnce') {
+      throw new PodctlError('EBADSTATE', `persistent volume ${name} allows ReadWriteOnce only; pod ${short(uuid)} asks for ReadWriteMany`, `create the volume with --access-mode ReadWriteMany, or drop "accessMode" from the manifest`)
+    }
+    if (rec.size_limit_bytes !== null) {
+      const used = diskUsage(pvDataDir(dataDir, name))?.bytes ?? 0
+      if (used > rec.size_limit_bytes) {
+        throw new PodctlError('EBADSTATE', `persistent volume ${name} uses ${used} bytes, over its size limit of ${rec.size_limit_bytes}`, 'free some space in it before a pod can claim it')
+      }
+    }
+    const claims = dropStaleClaims(dataDir, name, readClaims(dataDir, name))
+    for (const c of claims) {
+      if (c.pod === uuid || !claimHolds(dataDir, c)) continue
+      if (mode === 'ReadWriteOnce' || c.mode === 'ReadWriteOnce') {
+        throw new PodctlError(
+          'EBADSTATE',
+          `persistent volume ${name} is in use by running pod ${c.pod} (${c.mode === 'ReadWriteOnce' ? 'ReadWriteOnce' : `this pod asks for ${mode}`})`,
+          `stop that pod first: podctl stop ${short(c.pod)}`,
+        )
+      }
+    }
+    const claim: ClaimRecord = { pod: uuid, mode, read_only: opts.readOnly === true, owner: formatOwner(ownOwner()), claimed_at: isoTime() }
+    fs.mkdirSync(pvClaimsDir(dataDir, name), { recursive: true, mode: DIR_MODE })
+    writeFileAtomic(pvClaimsDir(dataDir, name), `${uuid}.json`, `${JSON.stringify(claim)}\n`, { sync: true })
+    return rec
+  })
+
+export type ReleaseOutcome = 'not-claimed' | 'released' | 'retained' | 'deleted' | 'recycled' | 'recycle-pending'
+
+/**
+ * Unbinds pod `uuid` from volume `name` (idempotent). When no pod is bound
+ * any more and `reclaim` is set (the pod is being removed), applies the
+ * reclaim policy: retain keeps the data, delete
+ * removes the volume, recycle scrubs the data and checks it is empty.
+ * Nothing happens to a volume this pod never claimed (one removed and
+ * created again under the same name, say).
+ */
+export const releaseVolume = (dataDir: string, name: string, uuid: string, opts: { reclaim: boolean } = { reclaim: true }): ReleaseOutcome => {
+  if (!fs.existsSync(pvDir(dataDir, name))) return 'not-claimed'
+  return withVolumeLock(dataDir, name, () => {
+    sweepTemporaries(dataDir, name)
+    const file = claimFile(dataDir, name, uuid)
+    if (!fs.existsSync(file)) return 'not-claimed'
+    let rec: PvRecord
+    try {
+      rec = readVolume(dataDir, name)
+    } catch {
+      fs.rmSync(file, { force: true })
+      return 'released'
+    }
+    fs.rmSync(file, { force: true })
+    const left = dropStaleClaims(dataDir, name, readClaims(dataDir, name))
+    if (left.length > 0 || !opts.reclaim) return 'released'
+    switch (rec.reclaim) {
+      case 'retain':
+        return 'retained'
+      case 'delete':
+        deleteVolumeDir(dataDir, name)
+        return 'deleted'
+      case 'recycle':
+        try {
+          finishRecycle(dataDir, { ...rec, phase: 'recycling' })
+        } catch {
+          // Left in phase "recycling": no pod can claim it until the next
+          // claim finishes the scrub (and says what is in the way).
+          // Removing the pod must not fail because of it.
+          return 'recycle-pending'
+        }
+        return 'recycled'
+    }
+  })
+}
+
+/**
+ * Scrubs a volume's data (never following a link in it), checks that it
+ * is empty, and marks the volume available again. The "recycling" phase
+ * is recorded first, so a scrub cut short is finished by the next claim.
+ */
+const finishRecycle = (dataDir: string, rec: PvRecord): PvRecord => {
+  const dir = pvDir(dataDir, rec.name)
+  writeFileAtomic(dir, PV_RECORD, `${JSON.stringify({ ...rec, phase: 'recycling' })}\n`, { sync: true })
+  const data = pvDataDir(dataDir, rec.name)
+  const st = fs.lstatSync(data, { throwIfNoEntry: false })
+  if (st && !st.isDirectory()) removeTree(data) // a link or file put in its place: unlinked, not followed
+  if (!st || !st.isDirectory()) fs.mkdirSync(data, { mode: DIR_MODE })
+  for (const n of fs.readdirSync(data)) removeTree(path.join(data, n))
+  const left = fs.readdirSync(data)
+  if (left.length > 0) {
+    throw new PodctlError('EFAILED', `persistent volume ${rec.name} could not be recycled: ${left.length} entries are left in ${data}`, 'remove them by hand; the next claim finishes the recycling')
+  }
+  const done: PvRecord = { ...rec, phase: 'available', recycled_at: isoTime() }
+  writeFileAtomic(dir, PV_RECORD, `${JSON.stringify(done)}\n`, { sync: true })
+  return done
+}
+
+/** Moves the volume's directory away (one rename: it is gone at once), then deletes it. */
+const deleteVolumeDir = (dataDir: string, name: string): void => {
+  const away = path.join(volumesRoot(dataDir), `.gone-${name}-${randomBytes(4).toString('hex')}`)
+  fs.renameSync(pvDir(dataDir, name), away)
+  removeTree(away)
+}
+
+/**
+ * `podctl volume rm`: removes a volume and its data. Refused (EBADSTATE)
+ * while a running pod holds a claim on it; pods that are bound but not
+ * running lose it (their mount points dangle until they are removed).
+ */
+export const removeVolume = (dataDir: string, name: string): void => {
+  checkVolumeName(name)
+  if (!fs.existsSync(pvDir(dataDir, name))) throw noSuchVolume(name)
+  withVolumeLock(dataDir, name, () => {
+    readVolume(dataDir, name)
+    const running = readClaims(dataDir, name).filter((c) => claimHolds(dataDir, c))
+    if (running.length > 0) {
+      throw new PodctlError(
+        'EBADSTATE',
+        `persistent volume ${name} is in use by running pod${running.length > 1 ? 's' : ''} ${running.map((c) => c.pod).join(', ')}`,
+        `stop ${running.length > 1 ? 'them' : 'it'} first: podctl stop ${running.map((c) => short(c.pod)).join(' ')}`,
+      )
+    }
+    deleteVolumeDir(dataDir, name)
+  })
+}
+
+/** Removes what a crashed `volume create` or `volume rm` left in `<data>/volumes/` (older than `minAgeMs`). */
+export const sweepVolumesDir = (dataDir: string, minAgeMs = 60_000, now = Date.now()): number => {
+  let removed = 0
+  let names: string[]
+  try {
+    names = fs.readdirSync(volumesRoot(dataDir))
+  } catch {
+    return 0
+  }
+  for (const n of names) {
+    if (!n.startsWith('.new-') && !n.startsWith('.gone-')) continue
+    const p = path.join(volumesRoot(dataDir), n)
+    const st = fs.lstatSync(p, { throwIfNoEntry: false })
+    if (st && now - st.mtimeMs > minAgeMs) {
+      removeTree(p)
+      removed++
+    }
+  }
+  return removed
+}

@@ -1,0 +1,51 @@
+/**
+ * `persistent`: a named volume of `<data>/volumes/` that outlives pods.
+ * Setting up claims it for the pod (ReadWriteOnce is exclusive among
+ * running pods); tearing down releases the claim, and the last release
+ * applies the volume's reclaim policy (lib/volume/persistent.ts).
+ */
+import fs from 'node:fs'
+import { PodctlError } from '../../errors.js'
+import { pvDataDir } from '../layout.js'
+import { volumeMetrics } from '../metrics.js'
+import { claimVolume, releaseVolume } from '../persistent.js'
+import type { Mounter, PodRef, Unmounter, VolumePlugin, VolumeSpec, VolumeStateRecord } from '../types.js'
+import { specFromRecord } from './spec.js'
+
+export const PERSISTENT_PLUGIN = 'podctl.io/persistent'
+
+const claimOf = (spec: VolumeSpec) => {
+  if (spec.volume.kind !== 'persistent') throw new PodctlError('EFAILED', `bug: volume ${spec.name} is not a persistent volume`)
+  return spec.volume
+}
+
+export const persistentPlugin: VolumePlugin = {
+  name: PERSISTENT_PLUGIN,
+  canSupport: (spec: VolumeSpec) => spec.volume.kind === 'persistent',
+  newMounter: (spec: VolumeSpec, pod: PodRef): Mounter => {
+    const v = claimOf(spec)
+    const data = pvDataDir(pod.dataDir, v.claim)
+    return {
+      pluginName: PERSISTENT_PLUGIN,
+      path: data,
+      setUp: () => {
+        claimVolume(pod.dataDir, v.claim, pod.uuid, { ...(v.accessMode ? { mode: v.accessMode } : {}), readOnly: v.readOnly === true })
+        if (!fs.lstatSync(data, { throwIfNoEntry: false })?.isDirectory()) {
+          throw new PodctlError('EFAILED', `persistent volume ${v.claim} has no data directory (${data} is missing or not a directory)`, `remove and create it again: podctl volume rm ${v.claim}`)
+        }
+      },
+      getMetrics: () => volumeMetrics(data, true, { followRoot: false }),
+    }
+  },
+  newUnmounter: (spec: VolumeSpec, pod: PodRef): Unmounter => {
+    const v = claimOf(spec)
+    const data = pvDataDir(pod.dataDir, v.claim)
+    return {
+      pluginName: PERSISTENT_PLUGIN,
+      path: data,
+      tearDown: ({ podRemoved }) => void releaseVolume(pod.dataDir, v.claim, pod.uuid, { reclaim: podRemoved }),
+      getMetrics: () => volumeMetrics(data, true, { followRoot: false }),
+    }
+  },
+  constructVolumeSpec: (name: string, record: VolumeStateRecord) => specFromRecord(name, record, 'persistent'),
+}

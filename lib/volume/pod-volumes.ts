@@ -1,0 +1,156 @@
+/**
+ * A pod's volumes as a whole: the checks made at prepare time, setting
+ * every volume up before the pod runs, and tearing them all down from the
+ * recorded actual state before the pod is deleted. Everything goes through
+ * the operation executor.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { PodctlError, bug } from '../errors.js'
+import { formatProblems, parseManifest, type ManifestProblem, type PodManifest } from '../pod/manifest.js'
+import { MANIFEST_FILE } from '../pod/record.js'
+import { OperationExecutor, type OperationOptions } from './executor.js'
+import { mountPoints, planMounts, setUpOrder } from './plan.js'
+import { readVolume, volumeExists } from './persistent.js'
+import { defaultRegistry } from './plugins/index.js'
+import type { PluginRegistry } from './registry.js'
+import { recordedVolumes, removeVolumeStateDir } from './state.js'
+import type { PodRef, RecordedMountPoint, VolumeSpec } from './types.js'
+
+/** A pod this process may hold the lock of. */
+export interface LockablePod extends PodRef {
+  readonly holdsLock: boolean
+}
+
+/**
+ * What the manifest asks of this host: host sources that exist, persistent
+ * volumes that exist and allow the access mode asked for. Reads only.
+ */
+export const volumeSourceProblems = (dataDir: string, m: PodManifest): ManifestProblem[] => {
+  const out: ManifestProblem[] = []
+  ;(m.volumes ?? []).forEach((v, i) => {
+    if (v.kind === 'host' && !fs.existsSync(v.source)) {
+      out.push({ path: `volumes[${i}].source`, problem: `${JSON.stringify(v.source)} does not exist on this host` })
+    }
+    if (v.kind === 'persistent') {
+      if (!volumeExists(dataDir, v.claim)) {
+        out.push({ path: `volumes[${i}].claim`, problem: `no persistent volume named ${JSON.stringify(v.claim)}; create it: podctl volume create ${v.claim}` })
+      } else if (v.accessMode === 'ReadWriteMany') {
+        try {
+          if (readVolume(dataDir, v.claim).access_mode === 'ReadWriteOnce') {
+            out.push({ path: `volumes[${i}].accessMode`, problem: `persistent volume ${v.claim} allows ReadWriteOnce only` })
+          }
+        } catch {
+          // removed meanwhile: the claim at run time says so
+        }
+      }
+    }
+  })
+  return out
+}
+
+/** Throws EUSAGE ("invalid manifest: volumes[0].source: ...") for volumeSourceProblems. */
+export const checkVolumeSources = (dataDir: string, m: PodManifest): void => {
+  const problems = volumeSourceProblems(dataDir, m)
+  if (problems.length > 0) {
+    throw new PodctlError('EUSAGE', `invalid manifest: ${formatProblems(problems)}`, 'see Documentation/subcommands/volume.md')
+  }
+}
+
+const specsOf = (m: PodManifest): Map<string, VolumeSpec> => new Map((m.volumes ?? []).map((v) => [v.name, { name: v.name, volume: v }]))
+
+/**
+ * Every mount point of every volume, with its link target: relative for
+ * data inside the pod dir (the pod dir is renamed as its state changes),
+ * absolute for data outside it.
+ */
+export const podMountPoints = (pod: PodRef, m: PodManifest, registry: PluginRegistry = defaultRegistry()): Map<string, RecordedMountPoint[]> => {
+  const specs = specsOf(m)
+  const dataPath = new Map<string, string>()
+  for (const [name, spec] of specs) dataPath.set(name, registry.findPluginBySpec(spec).newMounter(spec, pod).path)
+  const out = new Map<string, RecordedMountPoint[]>()
+  for (const mp of mountPoints(planMounts(m))) {
+    const data = dataPath.get(mp.volume)
+    if (data === undefined) continue
+    const linkAbs = path.join(pod.path, mp.link)
+    const target = data.startsWith(`${pod.path}/`) ? path.relative(path.dirname(linkAbs), data) : data
+    out.set(mp.volume, [...(out.get(mp.volume) ?? []), { link: mp.link, target }])
+  }
+  return out
+}
+
+/**
+ * Sets up every volume of the pod, parents before the volumes nested in
+ * them, and makes every mount point. The caller holds the pod's lock (and
+ * keeps it while the pod runs: persistent claims hold as long as it does).
+ * All or nothing: on failure, what this call set up is torn down again.
+ */
+export const setUpPodVolumes = (pod: LockablePod, m: PodManifest, opts: OperationOptions = { wait: true }, registry: PluginRegistry = defaultRegistry()): void => {
+  if (!m.volumes || m.volumes.length === 0) return
+  if (!pod.holdsLock) throw bug(`setting up the volumes of pod ${pod.uuid} without its lock`)
+  const ex = new OperationExecutor(pod, registry)
+  const specs = specsOf(m)
+  const points = podMountPoints(pod, m, registry)
+  const touched: string[] = []
+  try {
+    for (const name of setUpOrder(m)) {
+      touched.push(name)
+      ex.mountVolume(specs.get(name)!, points.get(name) ?? [], opts)
+    }
+  } catch (er) {
+    for (const name of touched.reverse()) {
+      try {
+        ex.unmountVolume(name, opts, { podRemoved: false })
+      } catch {
+        // left recorded: gc and rm tear it down with the pod
+      }
+    }
+    removeVolumeStateDir(pod.path)
+    throw er
+  }
+}
+
+/** The stored manifest of a pod, if it can be read (it guides the tear-down order). */
+const storedManifest = (podPath: string): PodManifest | undefined => {
+  try {
+    return parseManifest(fs.readFileSync(path.join(podPath, MANIFEST_FILE), 'utf8'), { allowEphemeral: true })
+  } catch {
+    return undefined
+  }
+}
+
+/** Default for tear-downs: wait a little for a pending operation, then give up. */
+export const TEARDOWN_OPTIONS: OperationOptions = { wait: true, timeoutMs: 10_000 }
+
+/**
+ * Tears down every volume recorded in the pod's actual state, nested
+ * volumes first. Called with the pod locked, before its directory is
+ * deleted, so that a pod whose supervisor died mid-mount is cleaned up
+ * too. Cheap when the pod has no volumes (one lstat). Throws the first
+ * failure after trying every volume.
+ */
+export const tearDownPodVolumes = (pod: PodRef, opts: OperationOptions = TEARDOWN_OPTIONS, registry: PluginRegistry = defaultRegistry()): void => {
+  const names = recordedVolumes(pod.path)
+  if (names.length === 0) {
+    removeVolumeStateDir(pod.path)
+    return
+  }
+  const m = storedManifest(pod.path)
+  const order = m ? setUpOrder(m).reverse().filter((n) => names.includes(n)) : []
+  for (const n of names) if (!order.includes(n)) order.push(n)
+  const ex = new OperationExecutor(pod, registry)
+  const failures: unknown[] = []
+  for (const name of order) {
+    try {
+      ex.unmountVolume(name, opts, { podRemoved: true })
+    } catch (er) {
+      failures.push(er)
+    }
+  }
+  removeVolumeStateDir(pod.path)
+  if (failures.length > 0) {
+    const first = failures[0]
+    if (first instanceof PodctlError) throw first
+    throw new PodctlError('EFAILED', `tearing down the volumes of pod ${pod.uuid} failed: ${(first as Error).message}`, undefined, { cause: first })
+  }
+}

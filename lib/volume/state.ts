@@ -1,0 +1,65 @@
+/**
+ * The actual state of a pod's volumes (seed 003's actual state of the
+ * world, kept on disk since podctl has no daemon): one record per volume,
+ * `<pod>/volume-state/<name>.json`, replaced atomically. Only the holder
+ * of the volume's executor key lock writes it.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { errnoCode } from '../errors.js'
+import { NAME_RE } from '../pod/manifest.js'
+import { isoTime, writeFileAtomic } from '../pod/record.js'
+import { POD_VOLUME_STATE, volumeStateDir } from './layout.js'
+import { mkdirsInside, resolveInside } from './safe-fs.js'
+import type { VolumeStateRecord } from './types.js'
+
+const fileOf = (name: string): string => `${name}.json`
+
+/** Writes a volume's record (stamping pid and time). */
+export const writeVolumeState = (podPath: string, rec: Omit<VolumeStateRecord, 'pid' | 'updated_at' | 'version'>): VolumeStateRecord => {
+  const full: VolumeStateRecord = { version: 1, ...rec, pid: process.pid, updated_at: isoTime() }
+  const dir = mkdirsInside(podPath, POD_VOLUME_STATE)
+  writeFileAtomic(dir, fileOf(rec.volume), `${JSON.stringify(full)}\n`, { sync: true })
+  return full
+}
+
+/** A volume's record, or undefined if none (or it is unreadable). */
+export const readVolumeState = (podPath: string, name: string): VolumeStateRecord | undefined => {
+  const dir = resolveInside(podPath, `${POD_VOLUME_STATE}/x`)
+  if (dir === undefined) return undefined
+  try {
+    const rec = JSON.parse(fs.readFileSync(path.join(volumeStateDir(podPath), fileOf(name)), 'utf8')) as VolumeStateRecord
+    return rec !== null && typeof rec === 'object' && rec.volume === name ? rec : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Names of the volumes that have a record: everything that may be set up. */
+export const recordedVolumes = (podPath: string): string[] => {
+  if (resolveInside(podPath, `${POD_VOLUME_STATE}/x`) === undefined) return []
+  let names: string[]
+  try {
+    names = fs.readdirSync(volumeStateDir(podPath))
+  } catch (er) {
+    if (errnoCode(er) === 'ENOENT' || errnoCode(er) === 'ENOTDIR') return []
+    throw er
+  }
+  return names.filter((n) => n.endsWith('.json') && NAME_RE.test(n.slice(0, -5))).map((n) => n.slice(0, -5)).sort()
+}
+
+/** Removes a volume's record (it is torn down). */
+export const removeVolumeState = (podPath: string, name: string): void => {
+  if (resolveInside(podPath, `${POD_VOLUME_STATE}/x`) === undefined) return
+  fs.rmSync(path.join(volumeStateDir(podPath), fileOf(name)), { force: true })
+}
+
+/** Removes the record dir once it is empty. */
+export const removeVolumeStateDir = (podPath: string): void => {
+  if (resolveInside(podPath, `${POD_VOLUME_STATE}/x`) === undefined) return
+  try {
+    fs.rmdirSync(volumeStateDir(podPath))
+  } catch {
+    // not empty (a volume could not be torn down) or gone
+  }
+}
