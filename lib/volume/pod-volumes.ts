@@ -15,6 +15,8 @@ import { readVolume, volumeExists } from './persistent.js'
 import { defaultRegistry } from './plugins/index.js'
 import type { PluginRegistry } from './registry.js'
 import { recordedVolumes, removeVolumeStateDir } from './state.js'
+import { volumeLocksDir } from './layout.js'
+import { tryLockAt } from '../pod/lock.js'
 import type { PodRef, RecordedMountPoint, VolumeSpec } from './types.js'
 
 /** A pod this process may hold the lock of. */
@@ -133,6 +135,7 @@ export const tearDownPodVolumes = (pod: PodRef, opts: OperationOptions = TEARDOW
   const names = recordedVolumes(pod.path)
   if (names.length === 0) {
     removeVolumeStateDir(pod.path)
+    sweepDeadOpLocks(pod)
     return
   }
   const m = storedManifest(pod.path)
@@ -148,9 +151,30 @@ export const tearDownPodVolumes = (pod: PodRef, opts: OperationOptions = TEARDOW
     }
   }
   removeVolumeStateDir(pod.path)
+  sweepDeadOpLocks(pod)
   if (failures.length > 0) {
     const first = failures[0]
     if (first instanceof PodctlError) throw first
     throw new PodctlError('EFAILED', `tearing down the volumes of pod ${pod.uuid} failed: ${(first as Error).message}`, undefined, { cause: first })
+  }
+}
+
+/**
+ * Removes the dead operation locks of a pod being deleted: a process killed
+ * in the middle of an operation on a volume it had not yet recorded leaves
+ * a lock that no tear-down names. Taking each (a dead holder's is taken
+ * over) and releasing it removes it; a live holder's is left alone.
+ */
+const sweepDeadOpLocks = (pod: PodRef): void => {
+  const dir = volumeLocksDir(pod.dataDir)
+  let names: string[]
+  try {
+    names = fs.readdirSync(dir)
+  } catch {
+    return // no volume locks at all
+  }
+  for (const n of names) {
+    if (!n.startsWith(`${pod.uuid}.`)) continue
+    tryLockAt(path.join(dir, n))?.release()
   }
 }

@@ -25,7 +25,8 @@ export interface PvView {
   reclaim: ReclaimPolicy
   access_mode: AccessMode
   size_limit_bytes: number | null
-  phase: PvRecord['phase']
+  /** As in Kubernetes: "bound" while any pod holds a claim, else the record's phase. */
+  phase: PvRecord['phase'] | 'bound'
   /** Pods bound to the volume (running or not yet removed). */
   claims: ClaimSummary[]
   /** The running pods among them. */
@@ -48,7 +49,7 @@ export const pvView = (dataDir: string, rec: PvRecord): PvView => {
     reclaim: rec.reclaim,
     access_mode: rec.access_mode,
     size_limit_bytes: rec.size_limit_bytes,
-    phase: rec.phase,
+    phase: rec.phase === 'available' && claims.length > 0 ? 'bound' : rec.phase,
     claims,
     in_use_by: claims.filter((c) => c.running).map((c) => c.pod),
   }

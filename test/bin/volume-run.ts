@@ -201,3 +201,15 @@ t.test('status of a prepared pod: its volumes, unused ones without usage yet', a
   const plain = await podctlJson(t, dir, ['status', noVolumes.stdout.trim(), '--format', 'json'])
   t.notOk('volumes' in plain, 'a pod without volumes has no volumes key')
 })
+
+t.test('volume inspect says bound while a pod holds a claim', async (t) => {
+  const dir = dataDir(t)
+  t.equal((await podctl(t, dir, ['volume', 'create', 'pv'])).status, 0)
+  const m = path.join(dir, 'm.json')
+  fs.writeFileSync(m, JSON.stringify({ apiVersion: 'podctl/v1', apps: [{ name: 'a', exec: ['sleep', '1000'], mounts: [{ volume: 'd', path: '/d' }] }], volumes: [{ name: 'd', kind: 'persistent', claim: 'pv' }] }))
+  const uuid = (await podctl(t, dir, ['run', '--detach', '--manifest', m])).stdout.trim()
+  t.match(await podctlJson(t, dir, ['volume', 'inspect', 'pv', '--format', 'json']), { phase: 'bound', in_use_by: [uuid] })
+  t.equal((await podctl(t, dir, ['stop', uuid])).status, 0)
+  t.equal((await podctl(t, dir, ['rm', uuid])).status, 0)
+  t.match(await podctlJson(t, dir, ['volume', 'inspect', 'pv', '--format', 'json']), { phase: 'available', claims: [] })
+})
