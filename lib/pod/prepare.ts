@@ -10,8 +10,6 @@ import type { ManifestProblem, PodManifest } from './manifest.js'
 import { formatProblems } from './manifest.js'
 import { newPod, type Pod } from './pod.js'
 import { MANIFEST_FILE, initialRecord, writeFileAtomic, writeRecord } from './record.js'
-import { checkVolumeSources } from '../volume/pod-volumes.js'
-import '../volume/register.js' // discard() deletes pods: their volumes are torn down first
 
 /** Where an app's working root is inside its pod. */
 export const appRoot = (podPath: string, appName: string): string => path.join(podPath, 'apps', appName)
@@ -83,7 +81,10 @@ export interface CreateOptions {
 export const createPod = async (dataDir: string, manifest: PodManifest, opts: CreateOptions = {}): Promise<Pod> => {
   const sync = opts.sync !== false
   // Host sources and persistent volumes must exist: checked before anything is written.
-  if (manifest.volumes?.length) checkVolumeSources(dataDir, manifest)
+  // Loaded only for pods with volumes (most have none, and every run pays
+  // for what it loads). Loading it also registers the volume tear-down
+  // that discard() needs for a pod whose volumes were set up.
+  if (manifest.volumes?.length) (await import('../volume/pod-volumes.js')).checkVolumeSources(dataDir, manifest)
   const pod = await newPod(dataDir, { sync })
   try {
     writeFileAtomic(pod.path, MANIFEST_FILE, JSON.stringify(manifest), { sync })

@@ -17,6 +17,7 @@ import type { PluginRegistry } from './registry.js'
 import { recordedVolumes, removeVolumeStateDir } from './state.js'
 import { volumeLocksDir } from './layout.js'
 import { tryLockAt } from '../pod/lock.js'
+import { setBeforeRemoveHook } from '../pod/pod.js'
 import type { PodRef, RecordedMountPoint, VolumeSpec } from './types.js'
 
 /** A pod this process may hold the lock of. */
@@ -178,3 +179,7 @@ const sweepDeadOpLocks = (pod: PodRef): void => {
     tryLockAt(path.join(dir, n))?.release()
   }
 }
+
+// Whoever sets volumes up can tear them down: Pod.remove() calls this for a
+// pod with recorded volumes (see lib/volume/register.ts).
+setBeforeRemoveHook((pod) => tearDownPodVolumes(pod))
