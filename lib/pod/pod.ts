@@ -7,7 +7,6 @@
  * Every transition is one rename(2) made while this process holds the
  * pod's lock; the loser of a race gets a PodChangedStateError.
  */
-import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { ErrImmutable, PodChangedStateError, PodctlError, bug, errnoCode } from '../errors.js'
@@ -518,7 +517,8 @@ export const newPod = async (dataDir: string, opts: TransitionOptions = {}): Pro
     // RFC 4122 v4, lower case. The uuid package's v4() returns exactly
     // this (it calls crypto.randomUUID() when given no options), but its
     // index loads some twenty modules: about 20 ms of every `podctl run`.
-    const uuid = randomUUID()
+    // The global Web Crypto object is loaded only when first used.
+    const uuid = globalThis.crypto.randomUUID()
     const held = tryLock(dataDir, uuid)
     if (!held) continue // a lock with this uuid exists: draw again
     try {

@@ -7,7 +7,6 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { randomBytes } from 'node:crypto'
 import { errnoCode } from '../errors.js'
 import { FILE_MODE } from './layout.js'
 import { appType, type App, type AppType, type PodManifest } from './manifest.js'
@@ -192,12 +191,17 @@ export const recordText = (r: PodRecord): string => {
   return `${JSON.stringify(out)}\n`
 }
 
+let tmpCount = 0
+// Unique among live processes (pid), and across the pid's reuse (time); no
+// random bytes, so reading commands never load node:crypto (about 4 ms).
+const tmpSuffix = (): string => `${process.pid}-${Date.now().toString(36)}-${(tmpCount++).toString(36)}`
+
 /**
  * Writes `data` to `dir/name` by atomic replace: a temporary file in the
  * same directory, optionally fsynced, renamed over the target.
  */
 export const writeFileAtomic = (dir: string, name: string, data: string, opts: { sync?: boolean } = {}): void => {
-  const tmp = path.join(dir, `.${name}.tmp-${randomBytes(4).toString('hex')}`)
+  const tmp = path.join(dir, `.${name}.tmp-${tmpSuffix()}`)
   const fd = fs.openSync(tmp, 'wx', FILE_MODE)
   try {
     fs.writeSync(fd, data)
