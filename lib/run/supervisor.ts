@@ -265,6 +265,10 @@ export class Supervisor {
     // app's children too and the terminal's Ctrl-C reaches only podctl,
     // which forwards it.
     const child = spawn(app.exec[0]!, app.exec.slice(1), { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    // The guardian learns the group at once (spawn() has forked and set the
+    // pid): waiting for the 'spawn' event would leave a window in which a
+    // SIGKILLed supervisor's new app is known to no one but the reaper.
+    if (child.pid !== undefined) this.#guardian.add(child.pid)
     const out = this.#opts.output
     child.stdout!.on('data', (c: Buffer) => {
       log.write(c)
@@ -319,7 +323,6 @@ export class Supervisor {
         rec.started_at = isoTime()
         rec.finished_at = null
         rec.exit_code = null
-        if (child.pid !== undefined) this.#guardian.add(child.pid)
         this.#save()
         markStarted()
       })
