@@ -7,6 +7,7 @@
  * else goes through the full program.
  */
 import type { ListOptions } from './list-output.js'
+import type { RunOptions } from './run-action.js'
 import { plainVersionRequest } from './version-info.js'
 
 // A reader that stops early (`podctl list | head`) closes the pipe; Node
@@ -27,9 +28,11 @@ export const run = async (argv: string[]): Promise<number> => {
     process.stdout.write(version)
     return 0
   }
-  const { plainListRequest } = await import('./list-output.js')
+  const [{ plainListRequest }, { plainRunRequest }] = await Promise.all([import('./list-output.js'), import('./run-action.js')])
   const list = plainListRequest(argv)
   if (list) return runPlainList(list.dir, list.opts)
+  const run = plainRunRequest(argv)
+  if (run) return runPlainRun(run.dir, run.opts, run.command)
   const { main } = await import('./main.js')
   return main(argv)
 }
@@ -47,5 +50,21 @@ const runPlainList = async (dir: string | undefined, opts: ListOptions): Promise
     return 0
   } catch (er) {
     return reportError(er, { exitCode: 0, debug: false, format: opts.format }, io)
+  }
+}
+
+const runPlainRun = async (dir: string | undefined, opts: RunOptions, command: string[]): Promise<number> => {
+  const [{ runAction }, { resolveDataDir }, { processIo }, { reportError }] = await Promise.all([
+    import('./run-action.js'),
+    import('../pod/layout.js'),
+    import('./output.js'),
+    import('./report-error.js'),
+  ])
+  const ctx = { io: processIo(), state: { exitCode: 0, debug: false } }
+  try {
+    await runAction(ctx, resolveDataDir(dir), command, opts)
+    return ctx.state.exitCode
+  } catch (er) {
+    return reportError(er, ctx.state, ctx.io)
   }
 }

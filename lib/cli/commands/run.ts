@@ -1,8 +1,8 @@
 /** podctl run: prepare and run a pod, in the foreground or detached. */
 import type { Command } from 'commander'
 import { dataDirOf, type Context } from '../context.js'
-import { addPodInputOptions, type PodInputOptions } from '../pod-input-options.js'
-import { runForeground } from '../run-foreground.js'
+import { addPodInputOptions } from '../pod-input-options.js'
+import { runAction, type RunOptions } from '../run-action.js'
 
 export const registerRun = (program: Command, ctx: Context): void => {
   const cmd = program
@@ -18,29 +18,7 @@ Examples:
   $ podctl run --detach -- sleep 300          # prints the UUID
   $ podctl run --manifest web.json --uuid-file-save web.uuid`,
     )
-    .action(async (command: string[], opts: PodInputOptions & { detach?: boolean }, self: Command) => {
-      const { manifestFromInputs } = await import('../pod-input.js')
-      const manifest = manifestFromInputs(opts, command, undefined, 'run')
-      const dataDir = dataDirOf(self)
-      if (opts.detach) {
-        const [{ runDetached }, path] = await Promise.all([import('../../run/detach.js'), import('node:path')])
-        const uuidFileSave = opts.uuidFileSave !== undefined ? path.resolve(opts.uuidFileSave) : undefined
-        const uuid = await runDetached({ dataDir, manifest, ...(uuidFileSave !== undefined ? { uuidFileSave } : {}) })
-        ctx.io.out(`${uuid}\n`)
-        return
-      }
-      ctx.state.exitCode = await runForeground(ctx, async () => {
-        const [{ createPod, discard }, { writeUUIDToFile }] = await Promise.all([import('../../pod/prepare.js'), import('../../pod/pod.js')])
-        const pod = await createPod(dataDir, manifest)
-        try {
-          if (opts.uuidFileSave !== undefined) writeUUIDToFile(pod.uuid, opts.uuidFileSave)
-          if (manifest.volumes?.length) (await import('../../volume/pod-volumes.js')).setUpPodVolumes(pod, manifest)
-          pod.toRun()
-        } catch (er) {
-          discard(pod)
-          throw er
-        }
-        return { pod, manifest }
-      })
+    .action(async (command: string[], opts: RunOptions, self: Command) => {
+      await runAction(ctx, dataDirOf(self), command, opts)
     })
 }
