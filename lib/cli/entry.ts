@@ -2,12 +2,11 @@
  * What bin/podctl runs. Every podctl command pays Node's start-up, so the
  * cheapest answers come first: the plain forms of `podctl version` are
  * printed before commander and the pod core are imported, and the plain
- * forms of `podctl list` (what scripts run in loops) skip commander and
- * the registration of every command (about 30 ms on Node 20); everything
- * else goes through the full program.
+ * forms of `list` and `run -- CMD` (lib/cli/fast-paths.ts) skip commander
+ * and the command table; everything else goes through the full program.
  */
-import type { ListOptions } from './list-output.js'
-import type { RunOptions } from './run-action.js'
+import type { Context } from './context.js'
+import { plainListRequest, plainRunRequest } from './fast-paths.js'
 import { plainVersionRequest } from './version-info.js'
 
 // A reader that stops early (`podctl list | head`) closes the pipe; Node
@@ -28,41 +27,38 @@ export const run = async (argv: string[]): Promise<number> => {
     process.stdout.write(version)
     return 0
   }
-  const [{ plainListRequest }, { plainRunRequest }] = await Promise.all([import('./list-output.js'), import('./run-action.js')])
   const list = plainListRequest(argv)
-  if (list) return runPlainList(list.dir, list.opts)
-  const run = plainRunRequest(argv)
-  if (run) return runPlainRun(run.dir, run.opts, run.command)
+  if (list) {
+    return withoutCommander(list.dir, list.opts.format, async (ctx, dataDir) => {
+      const { listOutput } = await import('./list-output.js')
+      ctx.io.out(await listOutput(dataDir, list.opts))
+    })
+  }
+  const runRequest = plainRunRequest(argv)
+  if (runRequest) {
+    return withoutCommander(runRequest.dir, undefined, async (ctx, dataDir) => {
+      const { runAction } = await import('./run-action.js')
+      await runAction(ctx, dataDir, runRequest.command, runRequest.opts)
+    })
+  }
   const { main } = await import('./main.js')
   return main(argv)
 }
 
-const runPlainList = async (dir: string | undefined, opts: ListOptions): Promise<number> => {
-  const [{ listOutput }, { resolveDataDir }, { processIo }, { reportError }] = await Promise.all([
-    import('./list-output.js'),
+/** Runs a recognized command line, reporting errors exactly as main.ts does. */
+const withoutCommander = async (
+  dir: string | undefined,
+  format: string | undefined,
+  fn: (ctx: Context, dataDir: string) => Promise<void>,
+): Promise<number> => {
+  const [{ resolveDataDir }, { processIo }, { reportError }] = await Promise.all([
     import('../pod/layout.js'),
     import('./output.js'),
     import('./report-error.js'),
   ])
-  const io = processIo()
+  const ctx: Context = { io: processIo(), state: { exitCode: 0, debug: false, ...(format !== undefined ? { format } : {}) } }
   try {
-    io.out(await listOutput(resolveDataDir(dir), opts))
-    return 0
-  } catch (er) {
-    return reportError(er, { exitCode: 0, debug: false, format: opts.format }, io)
-  }
-}
-
-const runPlainRun = async (dir: string | undefined, opts: RunOptions, command: string[]): Promise<number> => {
-  const [{ runAction }, { resolveDataDir }, { processIo }, { reportError }] = await Promise.all([
-    import('./run-action.js'),
-    import('../pod/layout.js'),
-    import('./output.js'),
-    import('./report-error.js'),
-  ])
-  const ctx = { io: processIo(), state: { exitCode: 0, debug: false } }
-  try {
-    await runAction(ctx, resolveDataDir(dir), command, opts)
+    await fn(ctx, resolveDataDir(dir))
     return ctx.state.exitCode
   } catch (er) {
     return reportError(er, ctx.state, ctx.io)

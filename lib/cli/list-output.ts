@@ -102,29 +102,3 @@ export const listOutput = async (dataDir: string, opts: ListOptions): Promise<st
   ])
   return formatTable(opts.legacy ? ['UUID', 'NAME', 'APPS', 'STATE', 'CREATED', 'STARTED'] : undefined, rows)
 }
-
-/**
- * Recognizes the plain list command lines (`[--dir D] list [--format F]
- * [--full] [--no-legacy]`, in any order) that need no commander: returns
- * the data dir flag and options, or undefined for anything else (help,
- * --state, --debug, a typo), which the full program handles.
- */
-export const plainListRequest = (argv: string[]): { dir?: string; opts: ListOptions } | undefined => {
-  const opts: ListOptions = { format: 'table', legacy: true }
-  let dir: string | undefined
-  let sawList = false
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!
-    const eq = a.startsWith('--') ? a.indexOf('=') : -1
-    const flag = eq > 0 ? a.slice(0, eq) : a
-    const value = (): string | undefined => (eq > 0 ? a.slice(eq + 1) : argv[++i])
-    if (a === 'list' && !sawList) sawList = true
-    else if (flag === '--dir') dir = value()
-    else if (flag === '--format' && sawList) opts.format = value() ?? ''
-    else if (a === '--full' && sawList) opts.full = true
-    else if (a === '--no-legacy' && sawList) opts.legacy = false
-    else return undefined
-  }
-  if (!sawList || dir === '' || !['table', 'json', 'json-pretty'].includes(opts.format)) return undefined
-  return { ...(dir !== undefined ? { dir } : {}), opts }
-}

@@ -1,8 +1,7 @@
 /**
  * What `podctl run` does once its options are parsed: shared by the
  * commander command (lib/cli/commands/run.ts) and the fast path of
- * lib/cli/entry.ts for `run [--detach] -- CMD...`, the form scripts run
- * in loops (it skips loading commander and the command table).
+ * lib/cli/entry.ts for `run [--detach] -- CMD...` (lib/cli/fast-paths.ts).
  */
 import type { Context } from './context.js'
 import type { PodInputOptions } from './pod-input-options.js'
@@ -34,27 +33,4 @@ export const runAction = async (ctx: Context, dataDir: string, command: string[]
     }
     return { pod, manifest }
   })
-}
-
-/**
- * Recognizes `[--dir D] run [--detach] -- CMD [ARG...]`: returns the data
- * dir flag, the options and the command, or undefined for anything else
- * (other options, help, --debug), which the full program handles.
- */
-export const plainRunRequest = (argv: string[]): { dir?: string; opts: RunOptions; command: string[] } | undefined => {
-  const end = argv.indexOf('--')
-  if (end < 0 || end === argv.length - 1) return undefined
-  const opts: RunOptions = {}
-  let dir: string | undefined
-  let sawRun = false
-  for (let i = 0; i < end; i++) {
-    const a = argv[i]!
-    if (a === 'run' && !sawRun) sawRun = true
-    else if (a === '--dir' && !sawRun && i + 1 < end) dir = argv[++i]
-    else if (a.startsWith('--dir=') && !sawRun) dir = a.slice('--dir='.length)
-    else if (a === '--detach' && sawRun) opts.detach = true
-    else return undefined
-  }
-  if (!sawRun || dir === '') return undefined
-  return { ...(dir !== undefined ? { dir } : {}), opts, command: argv.slice(end + 1) }
 }

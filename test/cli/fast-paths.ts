@@ -1,8 +1,7 @@
 // The command lines that skip commander (lib/cli/entry.ts): exactly the
 // plain forms are recognized; anything else goes to the full program.
 import t from 'tap'
-import { plainListRequest } from '../../lib/cli/list-output.js'
-import { plainRunRequest } from '../../lib/cli/run-action.js'
+import { plainListRequest, plainRunRequest } from '../../lib/cli/fast-paths.js'
 
 t.test('plainListRequest', async (t) => {
   t.strictSame(plainListRequest(['list']), { opts: { format: 'table', legacy: true } })

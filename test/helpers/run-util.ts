@@ -6,12 +6,13 @@
  * Not a test file (test/helpers/ is excluded from discovery).
  */
 import { parseRecordText } from '../../lib/pod/record.js'
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawnSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import type t from 'tap'
+import { finished, spawnTracked, type Result } from './cli-util.js'
 
 /** tap's subtest object (the `t` of a `t.test` callback). */
 export type Test = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -28,12 +29,7 @@ export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-
 /** RFC 3339 UTC with milliseconds (CONTRACT §5). */
 export const TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
-export interface Result {
-  status: number | null
-  signal: NodeJS.Signals | null
-  stdout: string
-  stderr: string
-}
+export type { Result }
 
 /**
  * podctl is `process.execPath bin/podctl ...`, started through
@@ -46,26 +42,6 @@ const launch = (dir: string, args: string[]): [string, string[]] => [
   '/usr/bin/env',
   ['-u', 'NODE_OPTIONS', process.execPath, BIN, '--dir', dir, ...args],
 ]
-
-/** Spawns a child and SIGKILLs it at teardown if it is still alive. */
-export const spawnTracked = (t: Teardown, cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): ChildProcess => {
-  const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], ...opts })
-  t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-  })
-  return child
-}
-
-/** Collects a child's output; resolves when it has exited and its pipes are closed. */
-export const finished = (child: ChildProcess): Promise<Result> =>
-  new Promise((resolve, reject) => {
-    let stdout = ''
-    let stderr = ''
-    child.stdout?.setEncoding('utf8').on('data', (s: string) => (stdout += s))
-    child.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr += s))
-    child.on('error', reject)
-    child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr }))
-  })
 
 /** A running podctl: its process, its output so far, and its end. */
 export interface Running {
