@@ -205,16 +205,7 @@ export const lockNames = (dataDir: string): Set<string> => {
  */
 export const lockedSet = (dataDir: string): Set<string> => {
   const held = new Set<string>()
-  let names: string[]
-  try {
-    names = fs.readdirSync(locksDir(dataDir))
-  } catch (er) {
-    if (errnoCode(er) === 'ENOENT') return held
-    throw er
-  }
-  for (const name of names) {
-    if (isLockName(name) && lockHeldAt(path.join(locksDir(dataDir), name))) held.add(name)
-  }
+  for (const name of lockNames(dataDir)) if (lockHeldAt(path.join(locksDir(dataDir), name))) held.add(name)
   return held
 }
 

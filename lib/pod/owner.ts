@@ -56,7 +56,7 @@ export const hostHash = (host: string): string => {
 // and one close (readFileSync adds an fstat and a second read). Lock
 // checks and the scans of lib/pod/escaped.ts read it for many processes.
 const procBuffer = Buffer.allocUnsafe(4096)
-export const readProcFile = (file: string): string => {
+const readProcFile = (file: string): string => {
   const fd = fs.openSync(file, 'r')
   try {
     const n = fs.readSync(fd, procBuffer, 0, procBuffer.length, 0)
