@@ -46,9 +46,12 @@ for (;;) {
   try {
     texts = FILES.map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
     hasOdd = fs.existsSync(path.join(dir, 'odd'))
-    // The version must still be there after the reads, or a file may have
-    // been read from a directory being deleted (ENOENT covers most of it).
-    fs.statSync(dir)
+    // The version must still be the current one after the reads: once
+    // ..data has moved on, the writer deletes the old directory file by
+    // file, and a read that raced that deletion (a file already gone, the
+    // directory not yet) is no snapshot of anything. ENOENT covers most of
+    // it; a changed ..data the rest.
+    if (fs.readlinkSync(path.join(cfg, '..data')) !== ts) throw Object.assign(new Error('..data moved on'), { code: 'ENOENT' })
   } catch (er) {
     if (er.code === 'ENOENT') {
       counts.retries++
