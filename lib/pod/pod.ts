@@ -279,9 +279,11 @@ export class Pod {
     this.#assertHeld('remove')
     // Volumes first, from their recorded state: a persistent volume's claim
     // is released and its reclaim policy applied; host paths are never touched.
-    if (existsNoFollow(path.join(this.path, VOLUME_STATE_DIR))) {
-      if (!beforeRemoveHook) throw bug(`pod ${this.uuid} has volumes, but volume support (lib/volume/register.js) is not loaded`)
-      beforeRemoveHook(this)
+    // The hook runs for every pod once volume support is loaded: a process
+    // killed mid-set-up can leave volume locks without recorded volumes.
+    if (beforeRemoveHook) beforeRemoveHook(this)
+    else if (existsNoFollow(path.join(this.path, VOLUME_STATE_DIR))) {
+      throw bug(`pod ${this.uuid} has volumes, but volume support (lib/volume/register.js) is not loaded`)
     }
     removeTree(this.path)
     this.#removed = true

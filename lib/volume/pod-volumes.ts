@@ -15,7 +15,7 @@ import { readVolume, volumeExists } from './persistent.js'
 import { defaultRegistry } from './plugins/index.js'
 import type { PluginRegistry } from './registry.js'
 import { recordedVolumes, removeVolumeStateDir } from './state.js'
-import { volumeLocksDir } from './layout.js'
+import { volumeLocksDir, volumeStateDir } from './layout.js'
 import { tryLockAt } from '../pod/lock.js'
 import { setBeforeRemoveHook } from '../pod/pod.js'
 import type { PodRef, RecordedMountPoint, VolumeSpec } from './types.js'
@@ -133,6 +133,12 @@ export const TEARDOWN_OPTIONS: OperationOptions = { wait: true, timeoutMs: 10_00
  * failure after trying every volume.
  */
 export const tearDownPodVolumes = (pod: PodRef, opts: OperationOptions = TEARDOWN_OPTIONS, registry: PluginRegistry = defaultRegistry()): void => {
+  // Most pods have no volumes: one lstat, and the op-lock sweep (which a
+  // process killed between taking an op lock and recording the volume needs).
+  if (!fs.lstatSync(volumeStateDir(pod.path), { throwIfNoEntry: false })) {
+    sweepDeadOpLocks(pod)
+    return
+  }
   const names = recordedVolumes(pod.path)
   if (names.length === 0) {
     removeVolumeStateDir(pod.path)
@@ -168,18 +174,31 @@ export const tearDownPodVolumes = (pod: PodRef, opts: OperationOptions = TEARDOW
  */
 const sweepDeadOpLocks = (pod: PodRef): void => {
   const dir = volumeLocksDir(pod.dataDir)
+  for (const n of opLockNames(dir)) {
+    if (n.startsWith(`${pod.uuid}.`)) tryLockAt(path.join(dir, n))?.release()
+  }
+}
+
+// The volume-locks dir, read at most once a second: gc removes thousands of
+// pods in one process, and a readdir per pod would make that quadratic. A
+// lock taken after the read belongs to a live process, which the sweep
+// would leave alone anyway.
+const SNAPSHOT_MS = 1_000
+const opLockSnapshots = new Map<string, { at: number; names: readonly string[] }>()
+const opLockNames = (dir: string): readonly string[] => {
+  const now = Date.now()
+  const snap = opLockSnapshots.get(dir)
+  if (snap && now - snap.at < SNAPSHOT_MS) return snap.names
   let names: string[]
   try {
     names = fs.readdirSync(dir)
   } catch {
-    return // no volume locks at all
+    names = [] // no volume locks at all
   }
-  for (const n of names) {
-    if (!n.startsWith(`${pod.uuid}.`)) continue
-    tryLockAt(path.join(dir, n))?.release()
-  }
+  opLockSnapshots.set(dir, { at: now, names })
+  return names
 }
 
-// Whoever sets volumes up can tear them down: Pod.remove() calls this for a
-// pod with recorded volumes (see lib/volume/register.ts).
+// Whoever sets volumes up can tear them down: Pod.remove() calls this for
+// every pod it deletes once volume support is loaded (lib/volume/register.ts).
 setBeforeRemoveHook((pod) => tearDownPodVolumes(pod))
