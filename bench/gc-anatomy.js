@@ -26,9 +26,8 @@ const REPS = Number(arg('--reps', 3))
 const BASE = arg('--base', os.tmpdir())
 const ONLY = arg('--only')
 
-// The owner record as lock.ts writes it (> 60 bytes: ext4 stores the
-// symlink target in a data block), and a compact one (< 60 bytes: stored in
-// the inode, a "fast" symlink, no block).
+// An owner record as lock.ts writes it: under 60 bytes, so ext4 keeps the
+// symlink's target in the inode (a "fast" symlink, no data block).
 const bootId = (() => {
   try {
     return fs.readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim()
@@ -36,8 +35,7 @@ const bootId = (() => {
     return '00000000-0000-0000-0000-000000000000'
   }
 })()
-const LONG_OWNER = `podctl-owner/1 pid=${process.pid} start=12345678 boot=${bootId} host=${os.hostname()}`
-const SHORT_OWNER = `o1 ${process.pid} 12345678 ${bootId.slice(0, 8)} ${os.hostname().slice(0, 12)}`
+const SHORT_OWNER = `podctl2 ${process.pid} 12345678 ${bootId.slice(0, 8)} 0123abcd`
 
 const removeTree = (dir) => {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -48,33 +46,27 @@ const removeTree = (dir) => {
   fs.rmdirSync(dir)
 }
 
-// gc's calls per exited pod (lock.ts, pod.ts, remove-tree.ts): lock = mkdir
-// of a temporary dir + owner symlink + rename into place (+ proper-lockfile's
-// utimes/stat probe); run/ → exited-garbage/ rename; delete the tree;
-// release = rename the lock away, unlink the owner, rmdir.
-const gcCalls = (owner, { lock = true } = {}) => (d) => {
+// gc's calls per exited pod (lock.ts, pod.ts, remove-tree.ts): lock =
+// one symlink locks/<uuid> whose target is the owner record (or, to
+// compare, a hard link to one owner file per process); the existence check
+// after locking; run/ → exited-garbage/ rename; delete the tree; release =
+// unlink of the lock.
+const gcCalls = (lock) => (d) => {
   const locks = path.join(d, 'locks')
+  const ownerFile = path.join(locks, `.owner-${process.pid}`)
+  if (lock === 'link') fs.writeFileSync(ownerFile, SHORT_OWNER)
   for (const u of fs.readdirSync(path.join(d, 'pods', 'run'))) {
-    const lockDir = path.join(locks, u)
-    if (lock) {
-      const tmp = path.join(locks, `.${u}.new-0`)
-      fs.mkdirSync(tmp)
-      fs.symlinkSync(owner, path.join(tmp, 'owner'))
-      fs.renameSync(tmp, lockDir)
-      const t = new Date()
-      fs.utimesSync(lockDir, t, t)
-      fs.statSync(lockDir)
-    }
+    const lockPath = path.join(locks, u)
+    const from = path.join(d, 'pods', 'run', u)
+    if (lock === 'symlink') fs.symlinkSync(SHORT_OWNER, lockPath)
+    else if (lock === 'link') fs.linkSync(ownerFile, lockPath)
+    if (lock) fs.lstatSync(from)
     const to = path.join(d, 'pods', 'exited-garbage', u)
-    fs.renameSync(path.join(d, 'pods', 'run', u), to)
+    fs.renameSync(from, to)
     removeTree(to)
-    if (lock) {
-      const away = path.join(locks, `.${u}.gone-0`)
-      fs.renameSync(lockDir, away)
-      fs.unlinkSync(path.join(away, 'owner'))
-      fs.rmdirSync(away)
-    }
+    if (lock) fs.unlinkSync(lockPath)
   }
+  if (lock === 'link') fs.unlinkSync(ownerFile)
 }
 
 const VARIANTS = {
@@ -93,9 +85,9 @@ const VARIANTS = {
     const r = spawnSync(process.execPath, [BIN, '--dir', d, 'gc', '--grace-period', '0s'], { stdio: ['ignore', 'ignore', 'inherit'] })
     if (r.status !== 0) throw new Error(`gc exited with ${r.status}`)
   },
-  [`gc's calls, owner symlink of ${LONG_OWNER.length} B (as now)`]: gcCalls(LONG_OWNER),
-  [`gc's calls, owner symlink of ${SHORT_OWNER.length} B (fast symlink)`]: gcCalls(SHORT_OWNER),
-  "gc's calls without the lock (rename + removeTree)": gcCalls('', { lock: false }),
+  [`gc's calls, lock = owner symlink of ${SHORT_OWNER.length} B (as now)`]: gcCalls('symlink'),
+  "gc's calls, lock = hard link to one owner file": gcCalls('link'),
+  "gc's calls without the lock (rename + removeTree)": gcCalls(undefined),
 }
 
 // The block device under BASE, for /proc/diskstats.

@@ -87,7 +87,7 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
 
   // Mark, and with a zero grace period delete in the same lock hold.
   const mark = (pod: Pod, to: () => void): Outcome | string => {
-    if (!pod.tryExclusiveLock()) return 'in use by another process'
+    if (!pod.tryExclusiveLock({ renameFollows: true })) return 'in use by another process'
     const from = pod.dir
     to()
     moved.add(from).add(pod.dir)

@@ -114,8 +114,12 @@ export class Pod {
    * Takes the pod's exclusive lock if no live process holds it. Returns
    * false when another process holds it; throws PodChangedStateError when
    * the pod left its directory meanwhile. Does not refresh the state.
+   *
+   * `renameFollows`: the caller's next step is a transition, whose rename
+   * fails with the same PodChangedStateError if the pod moved; the check
+   * is left to it (one lstat per pod fewer for gc).
    */
-  tryExclusiveLock(): boolean {
+  tryExclusiveLock(opts: { renameFollows?: boolean } = {}): boolean {
     if (this.#held) return true
     const held = tryLock(this.dataDir, this.uuid)
     if (!held) {
@@ -127,7 +131,7 @@ export class Pod {
     // The lock lives outside the pod dir, so it can be taken for a pod that
     // another process deleted (or moved) between our look and our lock.
     // Now that we hold it the pod cannot move: check it is still here.
-    if (!existsNoFollow(this.path)) {
+    if (!opts.renameFollows && !existsNoFollow(this.path)) {
       this.unlock()
       throw new PodChangedStateError(this.uuid, `pod ${this.uuid} changed state: it is no longer in ${this.#dir}`)
     }
