@@ -10,12 +10,66 @@ import fs from 'node:fs'
 import { procStart, sameProcess } from './owner.js'
 
 /**
+ * Where process creation stood when an app was spawned: its pid, and the
+ * machine's fork count read just before the spawn (so every pid handed
+ * out since, the app's included, is counted in `forksBefore` + later).
+ */
+export interface SpawnMark {
+  pid: number
+  forksBefore: number
+}
+
+/** The machine's fork count since boot (`processes` in /proc/stat), if readable. */
+export const forkCount = (): number | undefined => {
+  try {
+    const m = /^processes (\d+)$/m.exec(fs.readFileSync('/proc/stat', 'latin1'))
+    return m ? Number(m[1]) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const readNumber = (file: string): number | undefined => {
+  try {
+    const n = Number(fs.readFileSync(file, 'latin1').trim())
+    return Number.isInteger(n) && n > 0 ? n : undefined
+  } catch {
+    return undefined
+  }
+}
+
+let pidMax: number | undefined
+/**
+ * Whether every process started since `mark` has a larger pid than the
+ * app's, so that a scan can skip the smaller ones (most of a machine's
+ * processes, 5 ms of every app's end here). Linux hands out pids in
+ * increasing order until it reaches pid_max, then wraps to the bottom; a
+ * wrap since the spawn needs at least pid_max − pid more pids handed out.
+ * Fewer forks than that since the mark, and the newest pid not below the
+ * app's, rule it out. (Forks that fail after taking a pid are not counted;
+ * missing a wrap would take pid_max − pid of them within one app's life.)
+ */
+const noPidWrapSince = (mark: SpawnMark): boolean => {
+  pidMax ??= readNumber('/proc/sys/kernel/pid_max') ?? 0
+  const forks = forkCount()
+  const lastPid = readNumber('/proc/sys/kernel/ns_last_pid')
+  return forks !== undefined && lastPid !== undefined && lastPid >= mark.pid && forks - mark.forksBefore < pidMax - mark.pid
+}
+
+/**
  * Pids of live processes whose environment names the pod (and the app, if
  * given), with their start times; with `startedSince` (a /proc start time)
  * only processes started since then. Never this process or its parent: a
  * podctl command run from inside an app carries the same environment.
+ * With `spawnedAt` (the app's spawn) only larger pids are read, when no
+ * wrap of the pid counter can have happened since.
  */
-export const podProcesses = (uuid: string, app?: string, startedSince?: string | null): { pid: number; start: string }[] => {
+export const podProcesses = (
+  uuid: string,
+  app?: string,
+  startedSince?: string | null,
+  spawnedAt?: SpawnMark,
+): { pid: number; start: string }[] => {
   // A descendant of the app started after it: reading the environment of
   // older processes (most of a machine's) can be skipped.
   const since = startedSince ? Number(startedSince) : 0
@@ -25,6 +79,7 @@ export const podProcesses = (uuid: string, app?: string, startedSince?: string |
   } catch {
     return [] // no /proc: nothing to find
   }
+  const minPid = spawnedAt !== undefined && noPidWrapSince(spawnedAt) ? spawnedAt.pid : 0
   const podMark = `PODCTL_POD_UUID=${uuid}`
   const appMark = app === undefined ? undefined : `PODCTL_APP_NAME=${app}`
   const found: { pid: number; start: string }[] = []
@@ -32,7 +87,7 @@ export const podProcesses = (uuid: string, app?: string, startedSince?: string |
   const parent = process.ppid
   for (const name of names) {
     const pid = Number(name)
-    if (!Number.isInteger(pid) || pid <= 1 || pid === self || pid === parent) continue
+    if (!Number.isInteger(pid) || pid <= minPid || pid <= 1 || pid === self || pid === parent) continue
     const start = procStart(pid)
     if (start === undefined || Number(start) < since) continue
     let env: string[]
@@ -47,9 +102,9 @@ export const podProcesses = (uuid: string, app?: string, startedSince?: string |
 }
 
 /** SIGKILLs the pod's (or one app's) escaped processes (started since `startedSince`); returns how many. */
-export const killEscaped = (uuid: string, app?: string, startedSince?: string | null): number => {
+export const killEscaped = (uuid: string, app?: string, startedSince?: string | null, spawnedAt?: SpawnMark): number => {
   let killed = 0
-  for (const p of podProcesses(uuid, app, startedSince)) {
+  for (const p of podProcesses(uuid, app, startedSince, spawnedAt)) {
     if (!sameProcess(p.pid, p.start)) continue // the pid was reused meanwhile
     try {
       process.kill(p.pid, 'SIGKILL')

@@ -13,7 +13,7 @@ import path from 'node:path'
 import { DIR_MODE } from '../pod/layout.js'
 import { appType, parseManifest, type App, type PodManifest } from '../pod/manifest.js'
 import { MANIFEST_FILE } from '../pod/record.js'
-import { killEscaped } from '../pod/escaped.js'
+import { forkCount, killEscaped } from '../pod/escaped.js'
 import { procStart } from '../pod/owner.js'
 import type { Pod } from '../pod/pod.js'
 import { appRoot } from '../pod/prepare.js'
@@ -264,7 +264,9 @@ export class Supervisor {
     // Each app leads its own process group, so that a signal reaches the
     // app's children too and the terminal's Ctrl-C reaches only podctl,
     // which forwards it.
+    const forksBefore = forkCount()
     const child = spawn(app.exec[0]!, app.exec.slice(1), { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    const spawnedAt = child.pid !== undefined && forksBefore !== undefined ? { pid: child.pid, forksBefore } : undefined
     // The guardian learns the group at once (spawn() has forked and set the
     // pid): waiting for the 'spawn' event would leave a window in which a
     // SIGKILLed supervisor's new app is known to no one but the reaper.
@@ -295,7 +297,7 @@ export class Supervisor {
           killGroup(child.pid, 'SIGKILL')
           this.#guardian.remove(child.pid)
         }
-        killEscaped(this.pod.uuid, app.name, rec.pid_start)
+        killEscaped(this.pod.uuid, app.name, rec.pid_start, spawnedAt)
         this.#running.delete(app.name)
         this.#save()
         let drain: NodeJS.Timeout | undefined
