@@ -8,13 +8,18 @@
 import type { ListOptions } from './list-output.js'
 import type { RunOptions } from './run-action.js'
 
+export interface PlainListRequest {
+  dir?: string
+  opts: ListOptions
+}
+
 /**
  * Recognizes the plain list command lines (`[--dir D] list [--format F]
  * [--full] [--no-legacy]`, in any order) that need no commander: returns
  * the data dir flag and options, or undefined for anything else (help,
  * --state, --debug, a typo), which the full program handles.
  */
-export const plainListRequest = (argv: string[]): { dir?: string; opts: ListOptions } | undefined => {
+export const plainListRequest = (argv: string[]): PlainListRequest | undefined => {
   const opts: ListOptions = { format: 'table', legacy: true }
   let dir: string | undefined
   let sawList = false
@@ -34,12 +39,18 @@ export const plainListRequest = (argv: string[]): { dir?: string; opts: ListOpti
   return { ...(dir !== undefined ? { dir } : {}), opts }
 }
 
+export interface PlainRunRequest {
+  dir?: string
+  opts: RunOptions
+  command: string[]
+}
+
 /**
  * Recognizes `[--dir D] run [--detach] -- CMD [ARG...]`: returns the data
  * dir flag, the options and the command, or undefined for anything else
  * (other options, help, --debug), which the full program handles.
  */
-export const plainRunRequest = (argv: string[]): { dir?: string; opts: RunOptions; command: string[] } | undefined => {
+export const plainRunRequest = (argv: string[]): PlainRunRequest | undefined => {
   const end = argv.indexOf('--')
   if (end < 0 || end === argv.length - 1) return undefined
   const opts: RunOptions = {}

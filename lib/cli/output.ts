@@ -2,7 +2,8 @@
  * Output helpers: tables, JSON, times, progress. Results go to stdout;
  * diagnostics and progress go to stderr.
  */
-import type { Writable } from 'node:stream'
+import { isatty } from 'node:tty'
+import { stdout } from './stdout.js'
 
 export type Format = 'table' | 'json' | 'json-pretty'
 
@@ -14,9 +15,10 @@ export interface Io {
 }
 
 export const processIo = (): Io => ({
-  out: (s) => void process.stdout.write(s),
+  out: (s) => void stdout().write(s),
   err: (s) => void process.stderr.write(s),
-  errIsTTY: Boolean((process.stderr as Writable & { isTTY?: boolean }).isTTY),
+  // isatty, not process.stderr.isTTY: creating the stream costs start-up time.
+  errIsTTY: isatty(2),
 })
 
 export const isJson = (f: Format | string | undefined): boolean => f === 'json' || f === 'json-pretty'

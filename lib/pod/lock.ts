@@ -46,8 +46,18 @@ let lockfile: LockfileCore | undefined
 // synchronously too. Unlike lockSync it does not rebuild its fs adapter on
 // every call, so its mtime-precision probe (a utimes and a stat) is made
 // once per process instead of once per lock.
+//
+// In the bundled CLI (dist/bundle/, CommonJS) `require` exists and esbuild
+// bundles the module it names, with graceful-fs replaced by node:fs (we
+// pass our own fs, so proper-lockfile never uses graceful-fs); as an ES
+// module (dist/lib/) there is no `require` and Node loads it from
+// node_modules.
 const loadLockfile = (): LockfileCore =>
-  (lockfile ??= createRequire(import.meta.url)('proper-lockfile/lib/lockfile.js') as LockfileCore)
+  (lockfile ??= (
+    typeof require === 'function'
+      ? require('proper-lockfile/lib/lockfile.js')
+      : createRequire(import.meta.url)('proper-lockfile/lib/lockfile.js')
+  ) as LockfileCore)
 
 /** An old-style (directory) lock's owner record. */
 const OWNER = 'owner'

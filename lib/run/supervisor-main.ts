@@ -60,4 +60,7 @@ const main = async (): Promise<number> => {
   return new Supervisor(started.pod, started.manifest).run()
 }
 
-process.exitCode = await main()
+// No top-level await: the built CLI runs this file as CommonJS (lib/build/bundle.ts).
+void main().then((code) => {
+  process.exitCode = code
+})

@@ -6,11 +6,19 @@
  */
 import type { OutputSink } from './supervisor.js'
 
-export const terminalOutput = (prefix: boolean, stdout = process.stdout, stderr = process.stderr): OutputSink => {
+/** Where the output goes; called on first output, so a silent pod never creates the streams. */
+export interface OutputStreams {
+  stdout: () => NodeJS.WritableStream
+  stderr: () => NodeJS.WritableStream
+}
+
+const PROCESS_STREAMS: OutputStreams = { stdout: () => process.stdout, stderr: () => process.stderr }
+
+export const terminalOutput = (prefix: boolean, streams: OutputStreams = PROCESS_STREAMS): OutputSink => {
   const pending = new Map<string, string>()
   return {
     write(app, stream, chunk) {
-      const target = stream === 'stdout' ? stdout : stderr
+      const target = stream === 'stdout' ? streams.stdout() : streams.stderr()
       if (!prefix) {
         target.write(chunk)
         return
@@ -22,13 +30,13 @@ export const terminalOutput = (prefix: boolean, stdout = process.stdout, stderr 
       if (lines.length > 0) target.write(lines.map((l) => `[${app}] ${l}\n`).join(''))
     },
     notice(message) {
-      stderr.write(`podctl: ${message}\n`)
+      streams.stderr().write(`podctl: ${message}\n`)
     },
     flush() {
       for (const [key, rest] of pending) {
         if (rest === '') continue
         const [app, stream] = key.split('\0')
-        ;(stream === 'stdout' ? stdout : stderr).write(`[${app}] ${rest}\n`)
+        ;(stream === 'stdout' ? streams.stdout() : streams.stderr()).write(`[${app}] ${rest}\n`)
       }
       pending.clear()
     },

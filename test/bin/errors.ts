@@ -122,6 +122,8 @@ t.test('no stack trace without --debug; --debug shows one', async (t) => {
     const loud = podctl(dir, ['--debug', ...args])
     t.equal(loud.status, quiet.status, '--debug does not change the exit code')
     t.match(loud.stderr, STACK_RE, `${args.join(' ')} --debug: a stack trace`, )
+    // The CLI runs bundled (dist/bundle/); its source maps lead back to lib/.
+    t.match(loud.stderr, /^ +at .*\/lib\/[\w/-]+\.ts:\d+:\d+\)?$/m, `${args.join(' ')} --debug: the trace names lib/*.ts`)
     t.match(loud.stderr, /^podctl: .*\d+(\.\d+)? ?ms/m, '--debug: timings')
   }
   const ok = podctl(dir, ['--debug', 'status', uuid])

@@ -12,7 +12,7 @@ const fake = () => {
 t.test('one app: chunks pass through untouched', async (t) => {
   const o = fake()
   const e = fake()
-  const sink = terminalOutput(false, o.stream, e.stream)
+  const sink = terminalOutput(false, { stdout: () => o.stream, stderr: () => e.stream })
   sink.write('a', 'stdout', Buffer.from('par'))
   sink.write('a', 'stdout', Buffer.from('tial\nx'))
   sink.write('a', 'stderr', Buffer.from('err\n'))
@@ -24,7 +24,7 @@ t.test('one app: chunks pass through untouched', async (t) => {
 t.test('several apps: whole lines with "[name] ", partial lines held until complete', async (t) => {
   const o = fake()
   const e = fake()
-  const sink = terminalOutput(true, o.stream, e.stream)
+  const sink = terminalOutput(true, { stdout: () => o.stream, stderr: () => e.stream })
   sink.write('web', 'stdout', Buffer.from('hel'))
   sink.write('db', 'stdout', Buffer.from('db line\n'))
   sink.write('web', 'stdout', Buffer.from('lo\nwor'))
@@ -41,7 +41,7 @@ t.test('several apps: whole lines with "[name] ", partial lines held until compl
 t.test('notices go to stderr as podctl messages', async (t) => {
   const o = fake()
   const e = fake()
-  terminalOutput(true, o.stream, e.stream).notice('app x could not start: ENOENT')
+  terminalOutput(true, { stdout: () => o.stream, stderr: () => e.stream }).notice('app x could not start: ENOENT')
   t.equal(e.out.join(''), 'podctl: app x could not start: ENOENT\n')
   t.same(o.out, [])
 })

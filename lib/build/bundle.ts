@@ -1,0 +1,99 @@
+/**
+ * Builds the CLI that bin/podctl runs: dist/bundle/, made from tsc's
+ * output in dist/lib/ by `npm run build` (and by `npm install`, through
+ * `prepare`). Not part of the library.
+ *
+ * Why: every podctl command pays Node's start-up, and loading ~30 ES
+ * modules (plus proper-lockfile and graceful-fs through the CommonJS
+ * loader) cost `list` and `run` more than the work they do on a small
+ * data dir. One CommonJS file per command path, loaded by a CommonJS
+ * bin/podctl, skips the ES module loader and the per-file resolution
+ * (Documentation/performance.md has the numbers).
+ *
+ * Layout, all in one directory so that the relative paths in the code
+ * hold there too:
+ *   entry.js            bin/podctl's entry (lib/cli/entry.ts): version, the
+ *                       fast-path recognizers, and the dispatch below
+ *   fast-list.js        plain `list` (lib/cli/fast-list.ts)
+ *   fast-run.js         plain `run -- CMD` (lib/cli/fast-run.ts)
+ *   main.js             every other command line, with commander
+ *   supervisor-main.js  the detached supervisor (lib/run/detach.ts starts
+ *                       ./supervisor-main.js next to its own file)
+ * entry.js loads the other three with `import('./X.js')`, left as run-time
+ * requires of the sibling file; each of the others holds its own copy of
+ * everything it uses, and a process loads exactly one of them.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { build, type Plugin } from 'esbuild'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
+const lib = path.join(root, 'dist/lib')
+const out = path.join(root, 'dist/bundle')
+
+const ENTRIES = {
+  entry: 'cli/entry.js',
+  'fast-list': 'cli/fast-list.js',
+  'fast-run': 'cli/fast-run.js',
+  main: 'cli/main.js',
+  'supervisor-main': 'run/supervisor-main.js',
+}
+
+/** entry.js's imports of the other bundles stay run-time imports of the sibling file. */
+const siblingBundles: Plugin = {
+  name: 'sibling-bundles',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/(fast-list|fast-run|main)\.js$/ }, (args) =>
+      args.importer === path.join(lib, ENTRIES.entry) ? { path: args.path, external: true } : undefined,
+    )
+  },
+}
+
+/**
+ * One module per Node built-in, shared by the whole bundle. esbuild turns
+ * `import fs from 'node:fs'` into a copy of fs's ~100 properties
+ * (__toESM) in every module that says it, 22 copies in fast-run.js: 4 ms
+ * of each `podctl run`. Importing through this module makes one copy.
+ */
+const sharedBuiltins: Plugin = {
+  name: 'shared-builtins',
+  setup(b) {
+    b.onResolve({ filter: /^node:/ }, (args) =>
+      args.namespace === 'shared-builtin' ? { path: args.path, external: true } : { path: args.path, namespace: 'shared-builtin' },
+    )
+    b.onLoad({ filter: /.*/, namespace: 'shared-builtin' }, (args) => ({
+      contents: `import m from '${args.path}'\nexport default m\nexport * from '${args.path}'\n`,
+      loader: 'js',
+    }))
+  },
+}
+
+const bundle = async (): Promise<void> => {
+  fs.rmSync(out, { recursive: true, force: true })
+  await build({
+    entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, file]) => [name, path.join(lib, file)])),
+    outdir: out,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    // import.meta.url, in CommonJS: the bundle file's own URL.
+    banner: { js: "const __import_meta_url = require('node:url').pathToFileURL(__filename).href;" },
+    define: { 'import.meta.url': '__import_meta_url' },
+    // proper-lockfile's default fs; podctl always passes its own (lib/pod/lock.ts).
+    alias: { 'graceful-fs': 'node:fs' },
+    plugins: [siblingBundles, sharedBuiltins],
+    // import() of a sibling bundle as a plain require(): a real import()
+    // would start the ES module loader, which is what bundling avoids.
+    supported: { 'dynamic-import': false },
+    sourcemap: 'linked',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: 'warning',
+  })
+  // The package is "type": "module"; these files are CommonJS.
+  fs.writeFileSync(path.join(out, 'package.json'), '{ "type": "commonjs" }\n')
+}
+
+await bundle()
