@@ -1,6 +1,6 @@
 /**
  * What `podctl list` prints, from its options: shared by the commander
- * command (lib/cli/commands/list.ts) and the fast path of lib/cli/entry.ts,
+ * command (lib/cli/commands/list.ts) and the fast path of lib/cli/fast-list.ts,
  * which skips commander for the plain forms that scripts run in loops.
  */
 import type { PodState } from '../pod/state.js'

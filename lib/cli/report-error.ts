@@ -1,7 +1,7 @@
 /**
  * The one place where a failed command's error becomes its message and
  * exit code (CONTRACT §4). Free of commander, so that the fast paths of
- * lib/cli/entry.ts report errors exactly as the full program does.
+ * lib/cli/without-commander.ts report errors exactly as the full program does.
  */
 import { PodctlError } from '../errors.js'
 import type { RunState } from './context.js'

@@ -1,7 +1,7 @@
 /**
  * What `podctl run` does once its options are parsed: shared by the
  * commander command (lib/cli/commands/run.ts) and the fast path of
- * lib/cli/entry.ts for `run [--detach] -- CMD...` (lib/cli/fast-paths.ts).
+ * lib/cli/fast-run.ts for `run [--detach] -- CMD...` (lib/cli/fast-paths.ts).
  */
 import type { Context } from './context.js'
 import type { PodInputOptions } from './pod-input-options.js'
