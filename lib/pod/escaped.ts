@@ -1,6 +1,6 @@
 /**
  * Processes that left their app's process group (setsid, a daemon's double
- * fork) escape the group kills of the supervisor and the guardian. Without
+ * fork) escape the group kills of the supervisor and the guardians. Without
  * cgroups (podctl runs unprivileged) the one mark they still carry is the
  * environment the supervisor gave every app, which their descendants
  * inherit: PODCTL_POD_UUID and PODCTL_APP_NAME. A process that rewrote its

@@ -40,8 +40,6 @@ export interface PodRecord {
   apps: AppRecord[]
   /** When the supervisor declared itself ready (all regular apps started). */
   ready_at?: string | null
-  /** The pid of the guardian that kills the apps if the supervisor dies. */
-  guardian_pid?: number | null
 }
 
 export const RECORD_FILE = 'pod.json'
@@ -164,7 +162,7 @@ export const parseRecordText = (text: string): PodRecord | undefined => {
 // only podctl uses, under "private". A record without "private" therefore
 // ends with "]}", and `podctl list` copies its bytes into its output instead
 // of parsing and re-serializing it (lib/pod/view.ts podViewJsonBytes).
-type StoredRecord = Omit<PodRecord, 'ready_at' | 'guardian_pid'> & {
+type StoredRecord = Omit<PodRecord, 'ready_at'> & {
   private?: Record<string, unknown> & { app_pid_start?: Record<string, string> }
 }
 

@@ -1,57 +1,50 @@
 /**
- * The guardian: a tiny `sh` in its own session that kills the pod's apps
- * when the supervisor dies, however it dies (SIGKILL included). It reads
- * process-group ids from a pipe whose only writer is the supervisor; when
- * the supervisor dies the kernel closes that pipe, `read` sees end of
- * file, and the guardian SIGKILLs every group still listed. Node offers no
- * PR_SET_PDEATHSIG without a native addon; a pipe's EOF is the portable
- * equivalent. Costs one small process per running pod.
+ * The guardian: what kills an app's process group when its supervisor
+ * dies, however it dies (SIGKILL included). Node offers no
+ * PR_SET_PDEATHSIG without a native addon; a pipe's end of file is the
+ * portable equivalent.
+ *
+ * Every app is started through a few lines of `sh` (`guardedSpawnArgs`):
+ * that `sh` leaves behind a watcher process, the guardian, then execs the
+ * app in its own place, so the app keeps the pid (and process group) the
+ * supervisor spawned. The guardian reads fd 3, one end of a socket pair
+ * whose other end only the supervisor holds (Node opens it close-on-exec,
+ * so no app inherits it). When the supervisor dies the kernel closes its
+ * end, `read` sees end of file, and the guardian SIGKILLs the app's group,
+ * itself included.
+ *
+ * Born with the app, the guardian covers it from its first instruction:
+ * there is no moment at which an app runs that no guardian knows. It costs
+ * no spawn from Node (a fork of a large Node process takes milliseconds;
+ * a fork of `sh` a fraction of one) and one small process per running app.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 
-// "+PGID" adds a group, "-PGID" removes one (the app ended and its group
-// was killed); on EOF every listed group gets SIGKILL.
-const SCRIPT = `
-trap '' INT HUP TERM
-pgs=" "
-while IFS= read -r line; do
-  case "$line" in
-    +*) pgs="$pgs\${line#+} " ;;
-    -*) pgs=$(printf '%s' "$pgs" | sed "s/ \${line#-} / /") ;;
-  esac
-done
-for pg in $pgs; do kill -s KILL -- "-$pg" 2>/dev/null; done
-`
+/** The fd on which the app's `sh` and its guardian find the supervisor's socket. */
+export const GUARDIAN_FD = 3
 
-export class Guardian {
-  #child: ChildProcess | undefined
+// `$$` is the app's pid, which leads its group (the supervisor spawns it
+// with `detached: true`). The guardian is forked twice so that it is not
+// the app's child: the inner `( … ) &` leaves it to init once the outer
+// subshell, which `sh` waits for, has exited. So the app never sees an
+// unexpected child (a `waitpid(-1)` loop, `ps --ppid`). It keeps nothing
+// of the app's open: stdin is the socket, output goes to /dev/null. It
+// ignores the signals `podctl stop` and the terminal send to the app's
+// group; it dies with the group's SIGKILL when the app has ended.
+const SCRIPT = [
+  `( ( trap '' INT HUP TERM QUIT; while read -r _; do :; done; kill -s KILL -- "-$$" ) <&${GUARDIAN_FD} >/dev/null 2>&1 & )`,
+  `exec ${GUARDIAN_FD}<&-`,
+  'exec "$@"',
+].join('\n')
 
-  start(): void {
-    const child = spawn('/bin/sh', ['-c', SCRIPT], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] })
-    child.on('error', () => {
-      this.#child = undefined // no guardian: the next podctl command reaps orphans instead
-    })
-    child.stdin!.on('error', () => {})
-    child.unref()
-    ;(child.stdin as unknown as { unref?: () => void }).unref?.()
-    this.#child = child
-  }
+/** What the guardian's `sh` is called in `ps` ($0 of its script). */
+export const GUARDIAN_NAME = 'podctl-guardian'
 
-  get pid(): number | undefined {
-    return this.#child?.pid
-  }
-
-  add(pgid: number): void {
-    this.#child?.stdin?.write(`+${pgid}\n`)
-  }
-
-  remove(pgid: number): void {
-    this.#child?.stdin?.write(`-${pgid}\n`)
-  }
-
-  /** Ends the guardian: it kills whatever is still listed, then exits. */
-  stop(): void {
-    this.#child?.stdin?.end()
-    this.#child = undefined
-  }
-}
+/**
+ * The program and arguments that run `file` with `args` under a guardian.
+ * Spawn them with fd `GUARDIAN_FD` a pipe, and keep that pipe open for as
+ * long as the app may run.
+ */
+export const guardedSpawnArgs = (file: string, args: readonly string[]): [string, string[]] => [
+  '/bin/sh',
+  ['-c', SCRIPT, GUARDIAN_NAME, file, ...args],
+]

@@ -74,7 +74,7 @@ export const stopPod = async (pod: Pod, opts: StopOptions): Promise<StopOutcome>
   }
   // SIGKILL the apps, not yet the supervisor: it sees them die, records
   // 137 for each and exits by itself. Only a supervisor that does not (it
-  // is stuck) is SIGKILLed too; its guardian then kills what is left.
+  // is stuck) is SIGKILLed too; the apps' guardians then kill what is left.
   pod.refresh()
   signalApps(pod, 'SIGKILL')
   const grace = opts.killGraceMs ?? 5_000

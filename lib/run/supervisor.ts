@@ -18,7 +18,8 @@ import { procStart } from '../pod/owner.js'
 import type { Pod } from '../pod/pod.js'
 import { appRoot } from '../pod/prepare.js'
 import { isoTime, newAppRecord, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
-import { Guardian } from './guardian.js'
+import { checkExecutable } from './executable.js'
+import { GUARDIAN_FD, guardedSpawnArgs } from './guardian.js'
 import { LogWriter } from './log-writer.js'
 import { REQUESTS_DIR, takeRequests, type AppRequest } from './requests.js'
 
@@ -41,12 +42,16 @@ export interface SupervisorOptions {
 /** The exit code of a process that died of a signal: 128 + its number. */
 export const signalExitCode = (signal: NodeJS.Signals): number => 128 + (os.constants.signals[signal] ?? 0)
 
-interface RunningApp {
-  app: App
-  child: ChildProcess
+interface AppStart {
   /** Resolves once the app's start (or failure to start) is recorded. */
   started: Promise<void>
+  /** Resolves once its end is recorded and its output read. */
   done: Promise<void>
+}
+
+interface RunningApp extends AppStart {
+  app: App
+  child: ChildProcess
   /** Set once SIGTERM was sent (app stop, app rm). */
   stopping?: boolean
 }
@@ -63,7 +68,6 @@ export class Supervisor {
   manifest: PodManifest
   readonly #opts: SupervisorOptions
   readonly #record: PodRecord
-  readonly #guardian = new Guardian()
   readonly #running = new Map<string, RunningApp>()
   #stopping: NodeJS.Signals | undefined
   #stopWaiters: (() => void)[] = []
@@ -109,9 +113,7 @@ export class Supervisor {
       ? (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => [s, () => this.signal(s)])
       : []
     for (const [s, h] of handlers) process.on(s, h)
-    this.#guardian.start()
     try {
-      this.#record.guardian_pid = this.#guardian.pid ?? null
       this.#save()
       const initOk = await this.#runInitApps()
       if (initOk && !this.#stopping) await this.#runRegularApps()
@@ -120,7 +122,6 @@ export class Supervisor {
     } finally {
       for (const [s, h] of handlers) process.off(s, h)
       this.#opts.output?.flush?.()
-      this.#guardian.stop()
       this.pod.close()
     }
   }
@@ -247,7 +248,8 @@ export class Supervisor {
     void running.done.then(() => clearTimeout(timer))
   }
 
-  #start(app: App): RunningApp {
+  /** Starts one app; `started` resolves once its start (or failure to start) is recorded, `done` once its end is. */
+  #start(app: App): AppStart {
     const rec = this.#appRecord(app.name)
     const root = appRoot(this.pod.path, app.name)
     fs.mkdirSync(root, { recursive: true, mode: DIR_MODE })
@@ -261,16 +263,23 @@ export class Supervisor {
       PODCTL_APP_NAME: app.name,
       PODCTL_APP_ROOT: root,
     }
+    try {
+      checkExecutable(app.exec[0]!, cwd, env)
+    } catch (er) {
+      this.#cannotStart(app, log, er as NodeJS.ErrnoException)
+      this.#save()
+      log.close()
+      return { started: Promise.resolve(), done: Promise.resolve() }
+    }
     // Each app leads its own process group, so that a signal reaches the
     // app's children too and the terminal's Ctrl-C reaches only podctl,
-    // which forwards it.
+    // which forwards it. Its guardian is born with it (guardian.ts).
     const forksBefore = forkCount()
-    const child = spawn(app.exec[0]!, app.exec.slice(1), { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    const [file, args] = guardedSpawnArgs(app.exec[0]!, app.exec.slice(1))
+    const child = spawn(file, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] })
     const spawnedAt = child.pid !== undefined && forksBefore !== undefined ? { pid: child.pid, forksBefore } : undefined
-    // The guardian learns the group at once (spawn() has forked and set the
-    // pid): waiting for the 'spawn' event would leave a window in which a
-    // SIGKILLed supervisor's new app is known to no one but the reaper.
-    if (child.pid !== undefined) this.#guardian.add(child.pid)
+    const guardianPipe = child.stdio[GUARDIAN_FD]!
+    guardianPipe.on('error', () => {}) // it only ever ends
     const out = this.#opts.output
     child.stdout!.on('data', (c: Buffer) => {
       log.write(c)
@@ -292,11 +301,10 @@ export class Supervisor {
         rec.state = 'exited'
         rec.exit_code = exitCode
         rec.finished_at = isoTime()
-        // Whatever the app left behind in its group goes with it.
-        if (child.pid !== undefined) {
-          killGroup(child.pid, 'SIGKILL')
-          this.#guardian.remove(child.pid)
-        }
+        // Whatever the app left behind in its group goes with it, its
+        // guardian included.
+        if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL')
+        guardianPipe.destroy()
         killEscaped(this.pod.uuid, app.name, rec.pid_start, spawnedAt)
         this.#running.delete(app.name)
         this.#save()
@@ -330,17 +338,27 @@ export class Supervisor {
       })
       child.once('error', (er: NodeJS.ErrnoException) => {
         if (rec.state === 'running') return // an error after spawn: 'exit' follows
-        out?.notice(`app ${app.name} could not start: ${er.message}`)
-        log.write(Buffer.from(`podctl: app ${app.name} could not start: ${er.message}\n`))
-        rec.started_at = isoTime()
-        finish(er.code === 'ENOENT' ? 127 : 126)
+        // /bin/sh itself could not be started (the app's program was checked).
+        this.#cannotStart(app, log, er)
+        finish(rec.exit_code!)
         markStarted()
       })
       child.once('exit', (code, signal) => finish(code ?? signalExitCode(signal ?? 'SIGKILL')))
     })
-    const running = { app, child, started, done }
-    this.#running.set(app.name, running)
-    return running
+    this.#running.set(app.name, { app, child, started, done })
+    return { started, done }
+  }
+
+  /** Records that `app` could not be started (127 for a missing program, else 126), and says so. */
+  #cannotStart(app: App, log: LogWriter, er: NodeJS.ErrnoException): void {
+    this.#opts.output?.notice(`app ${app.name} could not start: ${er.message}`)
+    log.write(Buffer.from(`podctl: app ${app.name} could not start: ${er.message}\n`))
+    const rec = this.#appRecord(app.name)
+    const now = isoTime()
+    rec.state = 'exited'
+    rec.exit_code = er.code === 'ENOENT' ? 127 : 126
+    rec.started_at = now
+    rec.finished_at = now
   }
 
   #finish(): number {
@@ -358,7 +376,6 @@ export class Supervisor {
     // What only a live supervisor needs goes: an ended pod's record is
     // exactly its CONTRACT §5 view, which list copies without parsing.
     this.#record.ready_at = null
-    this.#record.guardian_pid = null
     for (const a of this.#record.apps) if (a.state !== 'running') a.pid_start = null
     this.#save()
     return code

@@ -8,9 +8,10 @@ import {
   TIME_RE,
   UUID_RE,
   alive,
+  appMembers,
   dataDir,
   fdTarget,
-  groupMembers,
+  guardianOf,
   manifestFile,
   podRecord,
   podctl,
@@ -278,10 +279,13 @@ t.test('SIGKILL of a detached supervisor: the pod reads exited, the guardian kil
   const appPid = rec.apps[0].pid as number
   // sh, its background sleep and its foreground sleep
   const members = await pollUntil('the app and its two children', () => {
-    const g = groupMembers(appPid)
+    const g = appMembers(appPid)
     return g.length >= 3 ? g : undefined
   })
-  t.ok(alive(rec.guardian_pid), 'a guardian runs beside the supervisor')
+  const guardian = guardianOf(appPid)
+  t.ok(guardian, 'a guardian runs in the app group')
+  t.not(procStat(guardian!)?.ppid, appPid, 'it is not a child of the app')
+  members.push(guardian!)
   process.kill(rec.pid, 'SIGKILL')
   let polls = 0
   await pollUntil('the supervisor to die', () => {
@@ -290,7 +294,7 @@ t.test('SIGKILL of a detached supervisor: the pod reads exited, the guardian kil
   })
   // Right after the supervisor died: no waiting for a stale lock.
   t.equal(podFromUUIDString(dir, uuid).state, 'exited', 'the pod reads exited at once')
-  // The guardian (no podctl command has run since) kills the app, its child and its grandchild.
+  // The guardian (no podctl command has run since) kills the app, its child and its grandchild, and itself.
   await pollUntil('the app processes to die', () => members.every((p) => !alive(p)))
   t.pass(`every app process is gone (${members.length} of them)`)
   t.comment(`supervisor death seen after ${polls} polls`)
@@ -308,11 +312,12 @@ t.test('supervisor and guardian both killed: the next status reaps the orphaned 
   })
   const appPid = rec.apps[0].pid as number
   const members = await pollUntil('the app and its two children', () => {
-    const g = groupMembers(appPid)
+    const g = appMembers(appPid)
     return g.length >= 3 ? g : undefined
   })
-  process.kill(rec.guardian_pid, 'SIGKILL')
-  await pollUntil('the guardian to die', () => !alive(rec.guardian_pid))
+  const guardian = guardianOf(appPid)!
+  process.kill(guardian, 'SIGKILL')
+  await pollUntil('the guardian to die', () => !alive(guardian))
   process.kill(rec.pid, 'SIGKILL')
   await pollUntil('the supervisor to die', () => !alive(rec.pid))
   t.ok(members.every(alive), 'with no guardian the app processes outlive the supervisor (precondition)')
@@ -333,7 +338,7 @@ t.test('SIGKILL of a foreground podctl run: its guardian kills the app', async (
     const r = podRecord(dir, uuid)
     return r.apps[0].pid !== null ? r : undefined
   })
-  const members = await pollUntil('the app and its child', () => (groupMembers(rec.apps[0].pid).length >= 2 ? groupMembers(rec.apps[0].pid) : undefined))
+  const members = await pollUntil('the app and its child', () => (appMembers(rec.apps[0].pid).length >= 2 ? appMembers(rec.apps[0].pid) : undefined))
   // (env execs node: the child we spawned is podctl itself)
   t.equal(rec.pid, run.child.pid, 'the foreground podctl is the supervisor')
   run.child.kill('SIGKILL')

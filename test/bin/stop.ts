@@ -3,7 +3,7 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
-import { alive, dataDir, groupMembers, podRecord, podctl, podctlJson, pollUntil, runDetached, startPodctl, type Test } from '../helpers/run-util.js'
+import { alive, appMembers, dataDir, podRecord, podctl, podctlJson, pollUntil, runDetached, startPodctl, type Test } from '../helpers/run-util.js'
 
 /** Waits until the pod's only app runs, and returns its recorded pid. */
 const appRunning = (dir: string, uuid: string, i = 0): Promise<number> =>
@@ -38,7 +38,7 @@ t.test('stop --force: SIGKILL at once', async (t) => {
   // The app ignores SIGTERM: only a SIGKILL ends it.
   const uuid = await runDetached(t, dir, ['--', 'sh', '-c', 'trap "" TERM; sleep 1000 & while :; do sleep 0.05; done'])
   const pid = await appRunning(dir, uuid)
-  const members = await pollUntil('the app and its children', () => (groupMembers(pid).length >= 2 ? groupMembers(pid) : undefined))
+  const members = await pollUntil('the app and its children', () => (appMembers(pid).length >= 2 ? appMembers(pid) : undefined))
   const r = await podctl(t, dir, ['stop', '--force', uuid])
   t.equal(r.status, 0, r.stderr)
   const v = await assertStopped(t, dir, uuid, members)

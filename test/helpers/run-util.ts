@@ -6,6 +6,7 @@
  * Not a test file (test/helpers/ is excluded from discovery).
  */
 import { parseRecordText } from '../../lib/pod/record.js'
+import { GUARDIAN_NAME } from '../../lib/run/guardian.js'
 import { spawnSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -151,6 +152,37 @@ const allPids = (): number[] =>
 /** The live members of process group `pgid`. */
 export const groupMembers = (pgid: number): number[] => allPids().filter((p) => procStat(p)?.pgrp === pgid && alive(p))
 
+/** Whether `pid` is an app's guardian (lib/run/guardian.ts): `sh -c SCRIPT podctl-guardian …`. */
+export const isGuardian = (pid: number): boolean => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0')[3] === GUARDIAN_NAME
+  } catch {
+    return false
+  }
+}
+
+/** The live members of app group `pgid` but its guardian: the app and its children. */
+export const appMembers = (pgid: number): number[] => groupMembers(pgid).filter((p) => p === pgid || !isGuardian(p))
+
+/** The live guardian in app group `pgid`, if any. */
+export const guardianOf = (pgid: number): number | undefined => groupMembers(pgid).find((p) => p !== pgid && isGuardian(p))
+
+/** Live processes whose environment names one of `uuids` (PODCTL_POD_UUID): pods' apps, their children and guardians. */
+export const processesOfPods = (uuids: ReadonlySet<string>): Map<number, string> => {
+  const found = new Map<number, string>()
+  for (const p of allPids()) {
+    let env: string
+    try {
+      env = fs.readFileSync(`/proc/${p}/environ`, 'latin1')
+    } catch {
+      continue
+    }
+    const m = /(?:^|\0)PODCTL_POD_UUID=([0-9a-f-]{36})/.exec(env)
+    if (m && uuids.has(m[1]!) && alive(p)) found.set(p, m[1]!)
+  }
+  return found
+}
+
 /** Live processes whose working directory is `dir` or under it (apps of pods in a data dir). */
 export const processesUnder = (dir: string): number[] => {
   let real = dir
@@ -232,8 +264,8 @@ export const lockHolder = (dir: string, uuid: string): number | undefined => {
 /**
  * At teardown, stops every pod of data dir `dir` that still runs
  * (`podctl stop --force`), then SIGKILLs whatever is left: supervisors
- * (the holders of the pods' locks), guardians, and every process whose
- * working directory is inside `dir` (apps and their children, also ones
+ * (the holders of the pods' locks) and every process whose working
+ * directory is inside `dir` (apps, their guardians and children, also ones
  * that left their group); then waits until those are dead.
  */
 export const killPodsAtTeardown = (t: Teardown, dir: string): void => {
@@ -253,21 +285,6 @@ export const killPodsAtTeardown = (t: Teardown, dir: string): void => {
     for (const uuid of allPods(dir)) {
       const holder = lockHolder(dir, uuid)
       if (holder !== undefined && holder !== process.pid) victims.add(holder)
-      let rec: any
-      try {
-        rec = podRecord(dir, uuid)
-      } catch {
-        continue
-      }
-      // The guardian is /bin/sh running its script: check before killing a reused pid.
-      const g = rec.guardian_pid as number | null | undefined
-      if (g && alive(g)) {
-        try {
-          if (fs.readFileSync(`/proc/${g}/cmdline`, 'latin1').includes('pgs=')) victims.add(g)
-        } catch {
-          // gone
-        }
-      }
     }
     for (const p of processesUnder(dir)) victims.add(p)
     for (const p of victims) {

@@ -80,17 +80,15 @@ t.test('private fields are stored apart from the CONTRACT §5 ones and read back
   const m: PodManifest = { apiVersion: 'podctl/v1', apps: [{ name: 'a', exec: ['x'] }, { name: 'b', exec: ['x'] }] }
   const r = initialRecord(UUID, m, new Date(0))
   r.ready_at = isoTime(5)
-  r.guardian_pid = 77
   r.apps[0]!.pid_start = '12345'
   writeRecord(dir, r)
   const text = fs.readFileSync(path.join(dir, RECORD_FILE), 'utf8')
   const stored = JSON.parse(text) as Record<string, unknown>
   t.strictSame(Object.keys(stored), ['uuid', 'name', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'exit_code', 'labels', 'annotations', 'apps', 'private'])
-  t.strictSame(stored.private, { ready_at: isoTime(5), guardian_pid: 77, app_pid_start: { a: '12345' } })
+  t.strictSame(stored.private, { ready_at: isoTime(5), app_pid_start: { a: '12345' } })
   t.notMatch(JSON.stringify(stored.apps), /pid_start/, 'apps hold only their CONTRACT §5 fields')
   t.strictSame(readRecord(dir), r, 'read back whole')
   r.ready_at = null
-  r.guardian_pid = null
   r.apps[0]!.pid_start = null
   writeRecord(dir, r)
   t.ok(fs.readFileSync(path.join(dir, RECORD_FILE), 'utf8').endsWith(']}\n'), 'without private fields the record ends with its apps')

@@ -1,77 +1,82 @@
-// The guardian (lib/run/guardian.ts): kills the listed app groups when its pipe closes.
+// The guardian (lib/run/guardian.ts): an app started through guardedSpawnArgs
+// keeps its pid, and its guardian kills the app's group when the pipe closes.
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { Guardian } from '../../lib/run/guardian.js'
-import { alive, groupMembers, pollUntil, type Test } from '../helpers/run-util.js'
+import fs from 'node:fs'
+import type { Socket } from 'node:net'
+import { GUARDIAN_FD, guardedSpawnArgs } from '../../lib/run/guardian.js'
+import { alive, appMembers, groupMembers, guardianOf, pollUntil, procStat, type Test } from '../helpers/run-util.js'
 
-/** A process group like an app's: `sh` leading its group, with a child. Killed at teardown. */
-const appGroup = async (t: Test): Promise<{ child: ChildProcess; members: number[] }> => {
-  const child = spawn('/bin/sh', ['-c', 'sleep 1000 & sleep 1000'], { detached: true, stdio: 'ignore' })
-  child.unref()
+/** Starts `sh -c script` as the supervisor does: its own group, under a guardian. Killed at teardown. */
+const guarded = (t: Test, script: string): { child: ChildProcess; pipe: Socket; output: () => string } => {
+  const [file, args] = guardedSpawnArgs('sh', ['-c', script])
+  const child = spawn(file, args, { detached: true, stdio: ['ignore', 'pipe', 'ignore', 'pipe'] })
+  let out = ''
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()))
+  const pipe = child.stdio[GUARDIAN_FD] as Socket
+  pipe.on('error', () => {})
   t.teardown(() => {
+    pipe.destroy()
     try {
       process.kill(-child.pid!, 'SIGKILL')
     } catch {
       // gone
     }
   })
-  const members = await pollUntil('sh and its two sleeps', () => (groupMembers(child.pid!).length >= 3 ? groupMembers(child.pid!) : undefined))
-  return { child, members }
+  return { child, pipe, output: () => out }
 }
 
-t.test('when its pipe closes, it SIGKILLs every listed group, children included, and exits', async (t) => {
-  const g = new Guardian()
-  g.start()
-  const gpid = g.pid!
-  t.ok(alive(gpid), 'the guardian runs')
-  const a = await appGroup(t)
-  const b = await appGroup(t)
-  g.add(a.child.pid!)
-  g.add(b.child.pid!)
-  g.stop() // the same end of file a dead supervisor gives it
-  t.equal(g.pid, undefined)
-  await pollUntil('both groups to die', () => [...a.members, ...b.members].every((p) => !alive(p)))
-  await pollUntil('the guardian to exit', () => !alive(gpid))
-  t.pass('all killed, guardian gone')
+const cmdline = (pid: number): string[] => fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').slice(0, -1)
+
+t.test('the app keeps the spawned pid and its argv; its guardian is in its group but not its child', async (t) => {
+  const { child } = guarded(t, 'sleep 1000 & sleep 1000')
+  const pid = child.pid!
+  const members = await pollUntil('sh and its two sleeps', () => (appMembers(pid).length >= 3 ? appMembers(pid) : undefined))
+  t.same(cmdline(pid), ['sh', '-c', 'sleep 1000 & sleep 1000'], 'the spawned pid is the app itself, argv[0] as given')
+  const g = guardianOf(pid)
+  t.ok(g, 'a guardian is in the group')
+  t.not(procStat(g!)!.ppid, pid, 'the guardian is not a child of the app')
+  t.equal(procStat(g!)!.pgrp, pid)
+  t.equal(members.length, 3, 'besides it: the app and its two children')
 })
 
-t.test('a removed group is left alone', async (t) => {
-  const g = new Guardian()
-  g.start()
-  const gpid = g.pid!
-  const kept = await appGroup(t)
-  const killed = await appGroup(t)
-  g.add(killed.child.pid!)
-  g.add(kept.child.pid!)
-  g.remove(kept.child.pid!)
-  g.stop()
-  await pollUntil('the listed group to die', () => killed.members.every((p) => !alive(p)))
-  await pollUntil('the guardian to exit', () => !alive(gpid))
-  t.ok(kept.members.every(alive), 'the removed group lives on')
+t.test('when its pipe closes, it SIGKILLs the group, children included, and itself', async (t) => {
+  const { child, pipe } = guarded(t, 'sleep 1000 & sleep 1000')
+  const pid = child.pid!
+  const members = await pollUntil('sh and its two sleeps', () => (appMembers(pid).length >= 3 ? appMembers(pid) : undefined))
+  const g = guardianOf(pid)!
+  pipe.destroy() // the end of file a dead supervisor gives it
+  const exit = await new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)))
+  t.equal(exit, 'SIGKILL', 'the app was SIGKILLed')
+  await pollUntil('the group to die', () => [...members, g].every((p) => !alive(p)))
+  t.same(groupMembers(pid), [], 'nothing is left in the group')
 })
 
-t.test('SIGTERM, SIGINT and SIGHUP do not end it early', async (t) => {
-  const g = new Guardian()
-  g.start()
-  const gpid = g.pid!
-  t.teardown(() => g.stop())
-  const a = await appGroup(t)
-  g.add(a.child.pid!)
-  for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.kill(gpid, s)
-  // Prove the signals were handled: it still reads its pipe and acts on EOF.
-  g.stop()
-  await pollUntil('the group to die', () => a.members.every((p) => !alive(p)))
-  await pollUntil('the guardian to exit', () => !alive(gpid))
-  t.pass('it outlived the signals and did its job')
+t.test('SIGTERM, SIGINT, SIGHUP and SIGQUIT to the group reach the app, not the guardian', async (t) => {
+  const { child, pipe, output } = guarded(t, 'trap "echo TERM" TERM; trap "echo INT" INT; trap "echo HUP" HUP; trap "echo QUIT" QUIT; echo ready; while :; do sleep 0.05; done')
+  const pid = child.pid!
+  await pollUntil('the app to be ready', () => output().includes('ready\n'))
+  const g = guardianOf(pid)!
+  for (const s of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'] as const) {
+    process.kill(-pid, s)
+    await pollUntil(`the app to see ${s}`, () => output().includes(`${s.slice(3)}\n`))
+  }
+  t.ok(alive(g), 'the guardian is still there')
+  pipe.destroy()
+  await pollUntil('the group to die', () => !alive(pid) && !alive(g))
+  t.pass('and still does its job')
 })
 
-t.test('calls on a guardian that was never started, or has stopped, do nothing', async (t) => {
-  const g = new Guardian()
-  t.equal(g.pid, undefined)
-  t.doesNotThrow(() => {
-    g.add(12345)
-    g.remove(12345)
-    g.stop()
-    g.stop()
-  })
+t.test('the app does not inherit the guardian pipe', async (t) => {
+  // `[` is a dash builtin: the test opens no fd of its own.
+  const { child, output } = guarded(t, `if [ -e /proc/$$/fd/${GUARDIAN_FD} ]; then echo inherited; else echo closed; fi`)
+  await new Promise((resolve) => child.once('exit', resolve))
+  await pollUntil('the output', () => output().endsWith('\n'))
+  t.equal(output(), 'closed\n')
+})
+
+t.test('the app exits with its own status', async (t) => {
+  const { child } = guarded(t, 'exit 7')
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)))
+  t.equal(code, 7)
 })
