@@ -122,7 +122,7 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
         break
       case 'aborted prepare':
       case 'embryo':
-        if (s === 'embryo' && (pod.locked || isYoungEmbryo(pod, now))) {
+        if (s === 'embryo' && (pod.locked || isYoungEmbryo(pod, now, opts.gracePeriodMs))) {
           handle(pod, () => (pod.locked ? 'embryo: its creator is still preparing it' : 'skip'))
           break
         }
@@ -176,8 +176,12 @@ const dirTime = (pod: Pod): number => {
 
 // An unlocked embryo is a creator that died between mkdir and the move to
 // prepare/; the creator holds the lock from before mkdir, so any age would
-// do, but a minute keeps gc clear of clock skew on shared data dirs.
-const isYoungEmbryo = (pod: Pod, now: number): boolean => now - dirTime(pod) < 60_000
+// do, but a minute keeps gc clear of clock skew on shared data dirs. A
+// shorter grace period shortens it: `--grace-period 0s` means "collect all
+// that is dead now", and leaves no embryo behind.
+const EMBRYO_MIN_AGE_MS = 60_000
+const isYoungEmbryo = (pod: Pod, now: number, gracePeriodMs: number): boolean =>
+  now - dirTime(pod) < Math.min(EMBRYO_MIN_AGE_MS, gracePeriodMs)
 
 /**
  * Removes one pod that is not running (`podctl rm`): exited pods go

@@ -43,10 +43,13 @@ const manifest = (cmd: string[]) => ({ apiVersion: 'podctl/v1' as const, apps: [
 const podctl = (dir: string, args: string[]) =>
   spawnSync(process.execPath, [bin, '--dir', dir, ...args], { encoding: 'utf8' })
 
+/** Marks the processes of one trial (detached supervisors inherit it), so that settle() can find them. */
+const TRIAL_ENV = 'PODCTL_CRASH_TRIAL'
+
 /** Runs `args` and SIGKILLs it after `delayMs` (if it is still running). */
-const killAfter = (dir: string, args: string[], delayMs: number): Promise<{ code: number | null; signal: string | null }> =>
+const killAfter = (dir: string, args: string[], delayMs: number, trial = -1): Promise<{ code: number | null; signal: string | null }> =>
   new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, '--dir', dir, ...args], { stdio: 'ignore' })
+    const child = spawn(process.execPath, [bin, '--dir', dir, ...args], { stdio: 'ignore', env: { ...process.env, [TRIAL_ENV]: String(trial) } })
     const timer = setTimeout(() => child.kill('SIGKILL'), delayMs)
     child.on('exit', (code, signal) => {
       clearTimeout(timer)
@@ -55,6 +58,43 @@ const killAfter = (dir: string, args: string[], delayMs: number): Promise<{ code
   })
 
 const allUuidsSeen = new Set<string>()
+
+/** The pid in a pod's lock (the owner record is the symlink's target: "podctl2 PID START BOOT …"). */
+const lockPid = (dir: string, uuid: string): number | undefined => {
+  try {
+    return Number(fs.readlinkSync(path.join(dir, 'locks', uuid)).split(' ')[1])
+  } catch {
+    return undefined
+  }
+}
+
+/** Live detached supervisors started by the podctl of trial `trial`. */
+const trialSupervisors = (trial: number): number[] =>
+  fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map(Number).filter((pid) => {
+    try {
+      if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('supervisor-main')) return false
+      if (!fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`${TRIAL_ENV}=${trial}`)) return false
+      return !fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]!.startsWith('Z')
+    } catch {
+      return false // gone
+    }
+  })
+
+/**
+ * A detached supervisor outlives the `run --detach` that started it (killed
+ * after the spawn): waits (up to 10 s) until each one of trial `trial` has
+ * either exited or holds a pod in run/, so that the checks do not catch it
+ * half-way (its pod "preparing", or not made yet).
+ */
+const settle = async (dir: string, trial: number): Promise<void> => {
+  for (let i = 0; i < 200; i++) {
+    const sups = trialSupervisors(trial)
+    if (sups.length === 0) return
+    const runners = new Set(listPods(dir, Include.all).filter((p) => p.state === 'running').map((p) => lockPid(dir, p.uuid)))
+    if (sups.every((pid) => runners.has(pid))) return
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
 
 const checkInvariants = async (t: Tap.Test, dir: string, label: string): Promise<void> => {
   // 1. No UUID in two state dirs; every entry is a pod directory.
@@ -84,7 +124,21 @@ const checkInvariants = async (t: Tap.Test, dir: string, label: string): Promise
     t.same(r.failed, [], `${label}: gc pass ${i + 1} fails on nothing`)
   }
   const left = listPods(dir, Include.all).filter((p) => p.state !== 'running')
-  t.same(left.map((p) => `${p.uuid} ${p.state}`), [], `${label}: only running pods are left after gc twice`)
+  t.same(left.map((p) => `${p.uuid} ${p.state}${lockHolder(dir, p.uuid)}`), [], `${label}: only running pods are left after gc twice`)
+}
+
+/** Who holds a pod's lock, for the failure message: " (held by PID STATE CMDLINE)", or "". */
+const lockHolder = (dir: string, uuid: string): string => {
+  const pid = lockPid(dir, uuid)
+  if (pid === undefined) return ''
+  const read = (f: string): string => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/${f}`, 'latin1')
+    } catch {
+      return '?'
+    }
+  }
+  return ` (held by ${pid}: state ${read('stat').split(') ')[1]?.[0] ?? 'gone'}, ${read('cmdline').split('\0').join(' ').trim()})`
 }
 
 /** Sets up what `op` needs and returns its command line. */
@@ -156,9 +210,12 @@ t.test(`${trials} SIGKILLs at random moments (seed ${seed})`, async (t) => {
     // Anywhere from before Node has started to a little after the operation
     // would have finished.
     const delay = Math.floor(rng() * spans[op]! * 1.2)
-    const r = await killAfter(dir, args, delay)
+    const r = await killAfter(dir, args, delay, i)
     counts[`${op} ${r.signal === 'SIGKILL' ? 'killed' : 'finished'}`] = (counts[`${op} ${r.signal === 'SIGKILL' ? 'killed' : 'finished'}`] ?? 0) + 1
-    // Stop what is legitimately running so that the checks see a quiet dir.
+    // Let a detached supervisor that outlived its podctl get its pod
+    // running, then stop what is legitimately running so that the checks
+    // see a quiet dir.
+    await settle(dir, i)
     for (const p of listPods(dir, Include.all)) if (p.state === 'running') podctl(dir, ['stop', '--force', p.uuid])
     await checkInvariants(t, dir, `trial ${i} (${op}, kill at ${delay} ms)`)
   }

@@ -187,6 +187,20 @@ t.test('embryos: an old unlocked one is garbage, a young one is left alone', asy
   t.strictSame(whereIs(dir, e), ['garbage'])
 })
 
+t.test('embryos: a grace period shorter than a minute shortens the wait; 0s collects an unlocked one at once', async (t) => {
+  const dir = dataDir(t)
+  const e = mkPod(dir, 'embryo')
+  t.strictSame(gc(dir, opts({ gracePeriodMs: 10 * MIN, markOnly: true })).marked, [], 'grace 10m: still the minute')
+  t.strictSame(gc(dir, opts({ gracePeriodMs: 20_000, now: Date.now() + 30_000, markOnly: true })).marked, [e], 'grace 20s, 30 s old: marked')
+  const f = mkPod(dir, 'embryo')
+  t.strictSame(gc(dir, opts({ gracePeriodMs: 0 })).deleted, [f], 'grace 0s: deleted at once')
+  const held = mkPod(dir, 'embryo')
+  const holder = await holdLocks(t, dir, [held])
+  t.strictSame(gc(dir, opts({ gracePeriodMs: 0 })).marked, [], 'a locked embryo is never touched')
+  t.strictSame(whereIs(dir, held), ['embryo'])
+  await holder.kill()
+})
+
 t.test('a symlink in a state dir is a failure, never followed or deleted', async (t) => {
   const root = t.testdir({ outside: { 'a.txt': 'keep', sub: { 'b.txt': 'keep' } } })
   const dir = path.join(root, 'data')
