@@ -88,7 +88,9 @@ export const createPod = async (dataDir: string, manifest: PodManifest, opts: Cr
   const pod = await newPod(dataDir, { sync })
   try {
     writeFileAtomic(pod.path, MANIFEST_FILE, JSON.stringify(manifest), { sync })
-    writeRecord(pod.path, initialRecord(pod.uuid, manifest, opts.now ?? new Date()), { sync })
+    const record = initialRecord(pod.uuid, manifest, opts.now ?? new Date())
+    writeRecord(pod.path, record, { sync })
+    pod.setCachedRecord(record) // a run that follows at once need not read it back
     fs.mkdirSync(path.join(pod.path, 'apps'), { mode: DIR_MODE })
     for (const a of manifest.apps) fs.mkdirSync(appRoot(pod.path, a.name), { mode: DIR_MODE })
     if (sync) syncDir(pod.path)

@@ -138,12 +138,20 @@ export class Supervisor {
   }
 
   async #runRegularApps(): Promise<void> {
-    const started = this.manifest.apps.filter((a) => appType(a) === 'regular').map((a) => this.#start(a))
+    const regular = this.manifest.apps.filter((a) => appType(a) === 'regular')
     // Ready once every regular app is recorded as running (or as failed to
-    // start): a reader that sees ready_at sees their pids too.
+    // start): a reader that sees ready_at sees their pids too. The last
+    // app's record and ready_at go out in the same write.
+    let unrecorded = regular.length
+    const beforeStartSaved = (): void => {
+      if (--unrecorded === 0) this.#record.ready_at = isoTime()
+    }
+    const started = regular.map((a) => this.#start(a, beforeStartSaved))
     await Promise.all(started.map((r) => r.started))
-    this.#record.ready_at = isoTime()
-    this.#save()
+    if (regular.length === 0) {
+      this.#record.ready_at = isoTime()
+      this.#save()
+    }
     if (this.manifest.mutable === true) await this.#serveMutable()
     await Promise.all(started.map((r) => r.done))
     await Promise.all([...this.#running.values()].map((r) => r.done))
@@ -248,8 +256,12 @@ export class Supervisor {
     void running.done.then(() => clearTimeout(timer))
   }
 
-  /** Starts one app; `started` resolves once its start (or failure to start) is recorded, `done` once its end is. */
-  #start(app: App): AppStart {
+  /**
+   * Starts one app; `started` resolves once its start (or failure to
+   * start) is recorded, `done` once its end is. `beforeStartSaved` may add
+   * to the record that says the app started, just before it is written.
+   */
+  #start(app: App, beforeStartSaved?: () => void): AppStart {
     const rec = this.#appRecord(app.name)
     const root = appRoot(this.pod.path, app.name)
     fs.mkdirSync(root, { recursive: true, mode: DIR_MODE })
@@ -267,6 +279,7 @@ export class Supervisor {
       checkExecutable(app.exec[0]!, cwd, env)
     } catch (er) {
       this.#cannotStart(app, log, er as NodeJS.ErrnoException)
+      beforeStartSaved?.()
       this.#save()
       log.close()
       return { started: Promise.resolve(), done: Promise.resolve() }
@@ -333,6 +346,7 @@ export class Supervisor {
         rec.started_at = isoTime()
         rec.finished_at = null
         rec.exit_code = null
+        beforeStartSaved?.()
         this.#save()
         markStarted()
       })
@@ -340,6 +354,7 @@ export class Supervisor {
         if (rec.state === 'running') return // an error after spawn: 'exit' follows
         // /bin/sh itself could not be started (the app's program was checked).
         this.#cannotStart(app, log, er)
+        beforeStartSaved?.()
         finish(rec.exit_code!)
         markStarted()
       })
