@@ -51,19 +51,48 @@ const siblingBundles: Plugin = {
 }
 
 /**
- * One module per Node built-in, shared by the whole bundle. esbuild turns
- * `import fs from 'node:fs'` into a copy of fs's ~100 properties
- * (__toESM) in every module that says it, 22 copies in fast-run.js: 4 ms
- * of each `podctl run`. Importing through this module makes one copy.
+ * One module per Node built-in, shared by the whole bundle, that binds the
+ * built-in's exports to plain variables. esbuild turns `import fs from
+ * 'node:fs'` of an external module into `__toESM(require('node:fs'))`,
+ * which defines a getter on a new object for each of fs's ~100 properties
+ * (22 such copies in fast-run.js cost 4 ms of each `podctl run`; one per
+ * built-in still cost 2.5 ms). This module requires the built-in once and
+ * exports `default` and, as variables, the names that lib/ imports by
+ * name (`import { spawn } from 'node:child_process'`). Only those: reading
+ * every property would run getters such as fs.promises, which load
+ * modules. A name imported in a way this scan misses fails the build
+ * ("No matching export"), never the CLI.
  */
+const namedImports = (dir: string, found = new Map<string, Set<string>>()): Map<string, Set<string>> => {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name)
+    if (e.isDirectory()) namedImports(p, found)
+    else if (e.name.endsWith('.js')) {
+      for (const m of fs.readFileSync(p, 'utf8').matchAll(/import\s+(?:[\w$]+\s*,\s*)?\{([^}]*)\}\s*from\s*'(node:[^']+)'/g)) {
+        const names = found.get(m[2]!) ?? new Set<string>()
+        for (const spec of m[1]!.split(',')) {
+          const name = spec.trim().split(/\s+as\s+/)[0]!
+          if (name !== '' && !name.startsWith('type ')) names.add(name)
+        }
+        found.set(m[2]!, names)
+      }
+    }
+  }
+  return found
+}
+
+const builtinModule = (specifier: string, names: Iterable<string>): string =>
+  [`const m = require(${JSON.stringify(specifier)})`, 'export default m', ...[...names].map((n) => `export const ${n} = m.${n}`)].join('\n')
+
 const sharedBuiltins: Plugin = {
   name: 'shared-builtins',
   setup(b) {
     b.onResolve({ filter: /^node:/ }, (args) =>
       args.namespace === 'shared-builtin' ? { path: args.path, external: true } : { path: args.path, namespace: 'shared-builtin' },
     )
+    const imported = namedImports(lib)
     b.onLoad({ filter: /.*/, namespace: 'shared-builtin' }, (args) => ({
-      contents: `import m from '${args.path}'\nexport default m\nexport * from '${args.path}'\n`,
+      contents: builtinModule(args.path, imported.get(args.path) ?? []),
       loader: 'js',
     }))
   },
@@ -82,7 +111,8 @@ const bundle = async (): Promise<void> => {
     banner: { js: "const __import_meta_url = require('node:url').pathToFileURL(__filename).href;" },
     define: { 'import.meta.url': '__import_meta_url' },
     // proper-lockfile's default fs; podctl always passes its own (lib/pod/lock.ts).
-    alias: { 'graceful-fs': 'node:fs' },
+    // signal-exit's one use of assert (./assert-shim.ts).
+    alias: { 'graceful-fs': 'node:fs', assert: path.join(lib, 'build/assert-shim.js') },
     plugins: [siblingBundles, sharedBuiltins],
     // import() of a sibling bundle as a plain require(): a real import()
     // would start the ES module loader, which is what bundling avoids.

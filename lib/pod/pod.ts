@@ -26,6 +26,7 @@ import { parseManifest, validateManifest, type PodManifest } from './manifest.js
 import { MANIFEST_FILE, emptyRecord, parseRecordText, readRecordBytes, writeFileAtomic, type PodRecord } from './record.js'
 import { removeTree } from './remove-tree.js'
 import { deriveState, isAfterRunState, isFinishedState, type PodState } from './state.js'
+import { randomUUIDv4 } from './uuid.js'
 
 /** Where lib/volume records a pod's mounted volumes (lib/volume/layout.ts). */
 const VOLUME_STATE_DIR = 'volume-state'
@@ -520,11 +521,7 @@ const locate = (dataDir: string, uuid: string, hint?: PodDir): PodDir | undefine
 export const newPod = async (dataDir: string, opts: TransitionOptions = {}): Promise<Pod> => {
   ensureDataDir(dataDir)
   for (let attempt = 0; attempt < 5; attempt++) {
-    // RFC 4122 v4, lower case. The uuid package's v4() returns exactly
-    // this (it calls crypto.randomUUID() when given no options), but its
-    // index loads some twenty modules: about 20 ms of every `podctl run`.
-    // The global Web Crypto object is loaded only when first used.
-    const uuid = globalThis.crypto.randomUUID()
+    const uuid = randomUUIDv4()
     const held = tryLock(dataDir, uuid)
     if (!held) continue // a lock with this uuid exists: draw again
     try {
