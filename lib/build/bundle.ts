@@ -87,8 +87,13 @@ const builtinModule = (specifier: string, names: Iterable<string>): string =>
 const sharedBuiltins: Plugin = {
   name: 'shared-builtins',
   setup(b) {
+    // require() (proper-lockfile, commander, signal-exit) gets the built-in
+    // itself: CommonJS code reads any property of it, and a require() is
+    // no copy.
     b.onResolve({ filter: /^node:/ }, (args) =>
-      args.namespace === 'shared-builtin' ? { path: args.path, external: true } : { path: args.path, namespace: 'shared-builtin' },
+      args.namespace === 'shared-builtin' || args.kind === 'require-call'
+        ? { path: args.path, external: true }
+        : { path: args.path, namespace: 'shared-builtin' },
     )
     const imported = namedImports(lib)
     b.onLoad({ filter: /.*/, namespace: 'shared-builtin' }, (args) => ({
