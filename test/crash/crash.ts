@@ -17,7 +17,7 @@ import { POD_DIRS, UUID_RE, ensureDataDir } from '../../lib/pod/layout.js'
 import { Include, listPods } from '../../lib/pod/walk.js'
 import { preparePod } from '../../lib/pod/prepare.js'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
-import { processesOfPods } from '../helpers/run-util.js'
+import { alive, allPids, lockHolder, processesOfPods } from '../helpers/run-util.js'
 
 const bin = fileURLToPath(new URL('../../bin/podctl', import.meta.url))
 const seed = Number(process.env.CRASH_SEED ?? 20261122)
@@ -59,22 +59,15 @@ const killAfter = (dir: string, args: string[], delayMs: number, trial = -1): Pr
 
 const allUuidsSeen = new Set<string>()
 
-/** The pid in a pod's lock (the owner record is the symlink's target: "podctl2 PID START BOOT …"). */
-const lockPid = (dir: string, uuid: string): number | undefined => {
-  try {
-    return Number(fs.readlinkSync(path.join(dir, 'locks', uuid)).split(' ')[1])
-  } catch {
-    return undefined
-  }
-}
-
 /** Live detached supervisors started by the podctl of trial `trial`. */
 const trialSupervisors = (trial: number): number[] =>
-  fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n)).map(Number).filter((pid) => {
+  allPids().filter((pid) => {
     try {
-      if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('supervisor-main')) return false
-      if (!fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`${TRIAL_ENV}=${trial}`)) return false
-      return !fs.readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]!.startsWith('Z')
+      return (
+        fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('supervisor-main') &&
+        fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`${TRIAL_ENV}=${trial}`) &&
+        alive(pid)
+      )
     } catch {
       return false // gone
     }
@@ -90,7 +83,7 @@ const settle = async (dir: string, trial: number): Promise<void> => {
   for (let i = 0; i < 200; i++) {
     const sups = trialSupervisors(trial)
     if (sups.length === 0) return
-    const runners = new Set(listPods(dir, Include.all).filter((p) => p.state === 'running').map((p) => lockPid(dir, p.uuid)))
+    const runners = new Set(listPods(dir, Include.all).filter((p) => p.state === 'running').map((p) => lockHolder(dir, p.uuid)))
     if (sups.every((pid) => runners.has(pid))) return
     await new Promise((r) => setTimeout(r, 50))
   }
@@ -124,21 +117,18 @@ const checkInvariants = async (t: Tap.Test, dir: string, label: string): Promise
     t.same(r.failed, [], `${label}: gc pass ${i + 1} fails on nothing`)
   }
   const left = listPods(dir, Include.all).filter((p) => p.state !== 'running')
-  t.same(left.map((p) => `${p.uuid} ${p.state}${lockHolder(dir, p.uuid)}`), [], `${label}: only running pods are left after gc twice`)
+  t.same(left.map((p) => `${p.uuid} ${p.state}${heldBy(dir, p.uuid)}`), [], `${label}: only running pods are left after gc twice`)
 }
 
-/** Who holds a pod's lock, for the failure message: " (held by PID STATE CMDLINE)", or "". */
-const lockHolder = (dir: string, uuid: string): string => {
-  const pid = lockPid(dir, uuid)
+/** Who holds a pod's lock, for the failure message: " (held by PID: CMDLINE)", or "". */
+const heldBy = (dir: string, uuid: string): string => {
+  const pid = lockHolder(dir, uuid)
   if (pid === undefined) return ''
-  const read = (f: string): string => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/${f}`, 'latin1')
-    } catch {
-      return '?'
-    }
+  try {
+    return ` (held by ${pid}: ${fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').trim()})`
+  } catch {
+    return ` (held by ${pid})`
   }
-  return ` (held by ${pid}: state ${read('stat').split(') ')[1]?.[0] ?? 'gone'}, ${read('cmdline').split('\0').join(' ').trim()})`
 }
 
 /** Sets up what `op` needs and returns its command line. */

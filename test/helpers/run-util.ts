@@ -143,7 +143,8 @@ export const alive = (pid: number | null | undefined): boolean => {
   return st !== undefined && st.state !== 'Z' && st.state !== 'X'
 }
 
-const allPids = (): number[] =>
+/** Every pid in /proc. */
+export const allPids = (): number[] =>
   fs
     .readdirSync('/proc')
     .filter((n) => /^\d+$/.test(n))
