@@ -24,10 +24,17 @@ const EXIT_CODES: Record<ErrorCode, number> = {
   EFAILED: 1,
 }
 
+// Set on every PodctlError. The built CLI loads each command's code as a
+// bundle of its own (lib/build/bundle.ts), with its own copy of this
+// module, so the program that reports an error knows it by this mark
+// rather than by its class.
+const MARK = Symbol.for('podctl.PodctlError')
+
 /** An expected failure; `hint` says what to do about it. */
 export class PodctlError extends Error {
   readonly code: ErrorCode
   readonly hint?: string
+  readonly [MARK] = true
   constructor(code: ErrorCode, message: string, hint?: string, options?: { cause?: unknown }) {
     super(message, options)
     this.name = 'PodctlError'
@@ -40,6 +47,10 @@ export class PodctlError extends Error {
     return EXIT_CODES[this.code]
   }
 }
+
+/** Whether `er` is a PodctlError, from this copy of the module or another (see MARK). */
+export const isPodctlError = (er: unknown): er is PodctlError =>
+  er instanceof PodctlError || (typeof er === 'object' && er !== null && (er as { [MARK]?: unknown })[MARK] === true)
 
 /**
  * The loser of a race: the pod is no longer where (or what) the caller

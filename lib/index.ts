@@ -29,9 +29,8 @@ export {
 } from './pod/layout.js'
 export {
   API_VERSION,
-  parseManifest,
-  validateManifest,
-  manifestProblems,
+  type ManifestRule,
+  type ValidateOptions,
   visitApps,
   appType,
   AppTypeMask,
@@ -44,10 +43,12 @@ export {
 } from './pod/manifest.js'
 export { waitFinished, waitReady, type WaitOptions } from './pod/wait.js'
 export { gc, removePod, type GcOptions, type GcResult, type GcSkip } from './pod/gc.js'
-export { preparePod, createPod, appRoot, type CreateOptions } from './pod/prepare.js'
+export { preparePod, createPod, discard, appRoot, type CreateOptions } from './pod/prepare.js'
+export type { BeforeDelete } from './pod/pod.js'
 export { podView, type PodView, type AppView } from './pod/view.js'
 export type { PodRecord, AppRecord, AppState } from './pod/record.js'
-export { tryLock, isLocked, lockedSet, type HeldLock } from './pod/lock.js'
+export { tryLock, isLocked, lockedSet } from './pod/locks.js'
+export { tryLockAt, acquireLockAt, lockHeldAt, type HeldLock, type AcquireOptions } from './lock/lock.js'
 export { parseDuration, formatDuration } from './duration.js'
 // Volumes (CONTRACT §7; Documentation/devel/volumes.md).
 export {
@@ -67,6 +68,8 @@ export { AtomicWriter, type Payload, type FileProjection } from './volume/atomic
 export { OperationExecutor, type OperationOptions } from './volume/executor.js'
 export { PluginRegistry } from './volume/registry.js'
 export { defaultRegistry, builtinPlugins } from './volume/plugins/index.js'
-export { setUpPodVolumes, tearDownPodVolumes } from './volume/pod-volumes.js'
+export { setUpPodVolumes, tearDownPodVolumes, checkVolumeSources } from './volume/pod-volumes.js'
+export { validatePodManifest, parsePodManifest, podManifestProblems, volumeRules } from './volume/manifest.js'
+export { prepareNewPod, startNewPod, type NewPodOptions } from './run/new-pod.js'
 export { podVolumeViews, withVolumes, type VolumeView } from './volume/view.js'
 export type { VolumePlugin, VolumeSpec, Mounter, Unmounter, Metrics, VolumeStateRecord } from './volume/types.js'

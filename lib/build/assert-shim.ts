@@ -3,7 +3,8 @@
  * aliases it here). Its one user is signal-exit 3, proper-lockfile's
  * dependency, which calls `assert.equal(typeof cb, 'function', message)`
  * once per handler it registers. Node's assert loads four internal modules
- * (about 1.1 ms of every command that takes a lock) for that one check.
+ * (a cost for every command that takes a lock: Documentation/devel/build.md)
+ * for that one check.
  */
 export const equal = (actual: unknown, expected: unknown, message?: string): void => {
   // Loose equality, as assert.equal.

@@ -6,24 +6,27 @@
  * Why: every podctl command pays Node's start-up, and loading ~30 ES
  * modules (plus proper-lockfile and graceful-fs through the CommonJS
  * loader) cost `list` and `run` more than the work they do on a small
- * data dir. One CommonJS file per command path, loaded by a CommonJS
- * bin/podctl, skips the ES module loader and the per-file resolution
- * (Documentation/performance.md has the numbers).
+ * data dir. CommonJS bundles, loaded by a CommonJS bin/podctl, skip the ES
+ * module loader and the per-file resolution; and V8 reads every byte of a
+ * script it loads, so each command loads the parser plus its own code and
+ * nothing else (Documentation/devel/build.md has the numbers).
  *
  * Layout, all in one directory so that the relative paths in the code
  * hold there too:
- *   entry.js            bin/podctl's entry (lib/cli/entry.ts): version, the
- *                       fast-path recognizers, and the dispatch below
- *   fast-list.js        plain `list` (lib/cli/fast-list.ts)
- *   fast-run.js         plain `run -- CMD` (lib/cli/fast-run.ts)
- *   main.js             every other command line, with commander
+ *   main.js             bin/podctl's entry (lib/cli/main.ts): commander and
+ *                       every command's declaration (lib/cli/commands/)
+ *   <action>.js         one per module of lib/cli/actions/: what a command
+ *                       does, loaded by its declaration's action
  *   supervisor-main.js  the detached supervisor (lib/run/detach.ts starts
  *                       ./supervisor-main.js next to its own file)
- * entry.js loads the other three with `import('./X.js')`, left as run-time
- * requires of the sibling file; each of the others holds its own copy of
- * everything it uses, and a process loads exactly one of them.
+ * A declaration's `import('../actions/X.js')` is left as a run-time
+ * require of the sibling file X.js; each bundle holds its own copy of
+ * everything else it uses, and a process loads main.js and at most one
+ * action bundle (errors cross between them: lib/errors.ts marks them).
  */
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build, type Plugin } from 'esbuild'
@@ -31,22 +34,29 @@ import { build, type Plugin } from 'esbuild'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
 const lib = path.join(root, 'dist/lib')
 const out = path.join(root, 'dist/bundle')
+const actions = path.join(lib, 'cli/actions')
 
-const ENTRIES = {
-  entry: 'cli/entry.js',
-  'fast-list': 'cli/fast-list.js',
-  'fast-run': 'cli/fast-run.js',
-  main: 'cli/main.js',
-  'supervisor-main': 'run/supervisor-main.js',
+const ACTIONS = fs
+  .readdirSync(actions)
+  .filter((f) => f.endsWith('.js'))
+  .map((f) => f.slice(0, -3))
+
+const ENTRIES: Record<string, string> = {
+  main: path.join(lib, 'cli/main.js'),
+  'supervisor-main': path.join(lib, 'run/supervisor-main.js'),
+  ...Object.fromEntries(ACTIONS.map((name) => [name, path.join(actions, `${name}.js`)])),
 }
 
-/** entry.js's imports of the other bundles stay run-time imports of the sibling file. */
-const siblingBundles: Plugin = {
-  name: 'sibling-bundles',
+/** A declaration's import of an action module stays a run-time require of the sibling bundle. */
+const siblingActions: Plugin = {
+  name: 'sibling-actions',
   setup(b) {
-    b.onResolve({ filter: /^\.\/(fast-list|fast-run|main)\.js$/ }, (args) =>
-      args.importer === path.join(lib, ENTRIES.entry) ? { path: args.path, external: true } : undefined,
-    )
+    b.onResolve({ filter: /\/actions\/[\w-]+\.js$/ }, (args) => {
+      if (args.kind === 'entry-point') return undefined
+      const target = path.resolve(args.resolveDir, args.path)
+      if (path.dirname(target) !== actions || args.importer.startsWith(`${actions}${path.sep}`)) return undefined
+      return { path: `./${path.basename(target)}`, external: true }
+    })
   },
 }
 
@@ -54,14 +64,14 @@ const siblingBundles: Plugin = {
  * One module per Node built-in, shared by the whole bundle, that binds the
  * built-in's exports to plain variables. esbuild turns `import fs from
  * 'node:fs'` of an external module into `__toESM(require('node:fs'))`,
- * which defines a getter on a new object for each of fs's ~100 properties
- * (22 such copies in fast-run.js cost 4 ms of each `podctl run`; one per
- * built-in still cost 2.5 ms). This module requires the built-in once and
- * exports `default` and, as variables, the names that lib/ imports by
- * name (`import { spawn } from 'node:child_process'`). Only those: reading
- * every property would run getters such as fs.promises, which load
- * modules. A name imported in a way this scan misses fails the build
- * ("No matching export"), never the CLI.
+ * which defines a getter on a new object for each of fs's ~100 properties,
+ * in every module that imports it (Documentation/devel/build.md has what
+ * that cost). This module requires the built-in once and exports
+ * `default` and, as variables, the names that lib/ imports by name
+ * (`import { spawn } from 'node:child_process'`). Only those: reading every
+ * property would run getters such as fs.promises, which load modules. A
+ * name imported in a way this scan misses fails the build ("No matching
+ * export"), never the CLI.
  */
 const namedImports = (dir: string, found = new Map<string, Set<string>>()): Map<string, Set<string>> => {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -89,12 +99,17 @@ const sharedBuiltins: Plugin = {
   setup(b) {
     // require() (proper-lockfile, commander, signal-exit) gets the built-in
     // itself: CommonJS code reads any property of it, and a require() is
-    // no copy.
-    b.onResolve({ filter: /^node:/ }, (args) =>
-      args.namespace === 'shared-builtin' || args.kind === 'require-call'
+    // no copy. commander's child_process is loaded on first use
+    // (./lazy-child-process.ts).
+    b.onResolve({ filter: /^node:/ }, (args) => {
+      if (args.path === 'node:child_process' && args.kind === 'require-call' && args.importer.includes(`${path.sep}commander${path.sep}`)) {
+        return { path: path.join(lib, 'build/lazy-child-process.js') }
+      }
+      // A dependency's own imports of built-ins (uuid's) stay plain requires too.
+      return args.namespace === 'shared-builtin' || args.kind === 'require-call' || args.importer.includes(`${path.sep}node_modules${path.sep}`)
         ? { path: args.path, external: true }
-        : { path: args.path, namespace: 'shared-builtin' },
-    )
+        : { path: args.path, namespace: 'shared-builtin' }
+    })
     const imported = namedImports(lib)
     b.onLoad({ filter: /.*/, namespace: 'shared-builtin' }, (args) => ({
       contents: builtinModule(args.path, imported.get(args.path) ?? []),
@@ -106,7 +121,7 @@ const sharedBuiltins: Plugin = {
 const bundle = async (): Promise<void> => {
   fs.rmSync(out, { recursive: true, force: true })
   await build({
-    entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, file]) => [name, path.join(lib, file)])),
+    entryPoints: ENTRIES,
     outdir: out,
     bundle: true,
     platform: 'node',
@@ -118,11 +133,13 @@ const bundle = async (): Promise<void> => {
     // proper-lockfile's default fs; podctl always passes its own (lib/pod/lock.ts).
     // signal-exit's one use of assert (./assert-shim.ts).
     alias: { 'graceful-fs': 'node:fs', assert: path.join(lib, 'build/assert-shim.js') },
-    plugins: [siblingBundles, sharedBuiltins],
+    plugins: [siblingActions, sharedBuiltins],
     // import() of a sibling bundle as a plain require(): a real import()
     // would start the ES module loader, which is what bundling avoids.
     supported: { 'dynamic-import': false },
     sourcemap: 'linked',
+    // Names are kept: --debug traces show them, and the code cache spares
+    // parsing the extra bytes.
     minifyWhitespace: true,
     minifySyntax: true,
     logLevel: 'warning',
@@ -131,4 +148,33 @@ const bundle = async (): Promise<void> => {
   fs.writeFileSync(path.join(out, 'package.json'), '{ "type": "commonjs" }\n')
 }
 
+/**
+ * Makes the V8 code cache of the bundles (`X.js.cache`, which bin/podctl
+ * loads): runs one command of each kind through bin/podctl against a
+ * scratch data dir, and each bundle's cache is written by the first
+ * command that loads it, after the command has run, so that it holds
+ * every function the command compiled. `run` goes first: main.js's cache
+ * is the one `podctl run` starts with. A command that fails leaves its
+ * bundle without a cache, which costs time, not correctness.
+ */
+const makeCodeCaches = (): void => {
+  const bin = path.join(root, 'bin', 'podctl')
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'podctl-build-'))
+  const env = { ...process.env, PODCTL_BUILD_CODE_CACHE: '1' }
+  const podctl = (...args: string[]): string => {
+    const r = spawnSync(process.execPath, [bin, '--dir', dataDir, ...args], { env, encoding: 'utf8' })
+    if (r.status !== 0) console.warn(`build: code cache: podctl ${args.join(' ')} exited ${r.status ?? r.signal}: ${r.stderr.trim()}`)
+    return r.stdout.trim()
+  }
+  try {
+    podctl('run', '--', 'true')
+    const uuid = podctl('prepare', '--', 'true')
+    const commands = [['run-prepared', uuid], ['list'], ['status', uuid], ['cat-manifest', uuid], ['logs', uuid], ['app', 'list', uuid], ['stop', uuid], ['volume', 'list'], ['rm', uuid], ['gc']]
+    for (const args of commands) podctl(...args)
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
 await bundle()
+makeCodeCaches()

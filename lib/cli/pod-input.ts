@@ -5,9 +5,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError } from '../errors.js'
-import { API_VERSION, NAME_RE, formatProblems, manifestProblems, parseManifest, validateManifest, type App, type PodManifest } from '../pod/manifest.js'
+import { API_VERSION, NAME_RE, formatProblems, manifestProblems, type App, type PodManifest } from '../pod/manifest.js'
 import { checkExecs, execProblems } from '../pod/prepare.js'
-import type { PodInputOptions } from './pod-input-options.js'
+import { parsePodManifest, validatePodManifest } from '../volume/manifest.js'
+import type { PodInputOptions } from './options.js'
 
 /** An app name derived from a program path: "/usr/bin/Sleep.sh" → "sleep-sh". */
 export const appNameFor = (cmd: string): string => {
@@ -53,7 +54,7 @@ export const manifestFromInputs = (
   }
   let m: PodManifest
   if (opts.manifest !== undefined) {
-    m = parseManifest(readManifestText(opts.manifest, stdin))
+    m = parsePodManifest(readManifestText(opts.manifest, stdin))
   } else if (command.length > 0) {
     m = { apiVersion: API_VERSION, apps: [{ name: appNameFor(command[0]!), exec: command }] }
   } else {
@@ -64,7 +65,7 @@ export const manifestFromInputs = (
     const env = parseEnv(opts.env)
     m = { ...m, apps: m.apps.map((a) => ({ ...a, env: { ...(a.env ?? {}), ...env } })) }
   }
-  validateManifest(m)
+  validatePodManifest(m)
   checkExecs(m)
   return m
 }
@@ -78,7 +79,8 @@ export const appFromCommand = (name: string, command: string[], envPairs: string
   const app: App = { name, exec: command, ...(ephemeral ? { type: 'ephemeral' as const } : {}) }
   if (envPairs.length > 0) app.env = parseEnv(envPairs)
   const probe: PodManifest = { apiVersion: API_VERSION, mutable: true, apps: [app] }
-  const problems = [...manifestProblems(probe, { allowEphemeral: true }), ...(manifestProblems(probe, { allowEphemeral: true }).length === 0 ? execProblems(probe) : [])]
+  const invalid = manifestProblems(probe, { allowEphemeral: true })
+  const problems = invalid.length > 0 ? invalid : execProblems(probe)
   if (problems.length > 0) throw new PodctlError('EUSAGE', `invalid app: ${formatProblems(problems).replaceAll('apps[0].', '')}`)
   return app
 }

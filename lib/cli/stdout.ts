@@ -1,6 +1,6 @@
 /**
  * podctl's stdout, set up on first use. Node creates process.stdout (and
- * the stream machinery behind it, ~4 ms) on first access, so a command
+ * the stream machinery behind it) on first access, so a command
  * that prints nothing, like `podctl run -- /bin/true`, never pays for it.
  */
 

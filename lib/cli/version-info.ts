@@ -1,12 +1,6 @@
-/**
- * podctl's version and the `version` command's output. Kept free of
- * commander and of the pod core so that `podctl version` can answer
- * before either is loaded (see lib/cli/entry.ts).
- */
+/** podctl's version and the `version` command's output. */
 import fs from 'node:fs'
-
-/** Version of the on-disk layout; bumped when an old podctl could misread it. */
-export const FORMAT_VERSION = 1
+import { FORMAT_VERSION } from '../pod/layout.js'
 
 let version: string | undefined
 export const podctlVersion = (): string => {
@@ -29,19 +23,4 @@ export const versionText = (format: string): string => {
   if (format === 'json') return `${JSON.stringify(v)}\n`
   if (format === 'json-pretty') return `${JSON.stringify(v, null, 2)}\n`
   return `podctl version ${v.podctl}\nnode version ${v.node}\non-disk format ${v.format}\n`
-}
-
-const FORMATS = new Set(['table', 'json', 'json-pretty'])
-
-/**
- * The output for the plain forms of `podctl version` (no global flags), or
- * undefined when the command line needs the full parser.
- */
-export const plainVersionRequest = (argv: string[]): string | undefined => {
-  if (argv.length === 1 && argv[0] === '--version') return `${podctlVersion()}\n`
-  if (argv[0] !== 'version') return undefined
-  if (argv.length === 1) return versionText('table')
-  if (argv.length === 3 && argv[1] === '--format' && FORMATS.has(argv[2]!)) return versionText(argv[2]!)
-  if (argv.length === 2 && argv[1]!.startsWith('--format=') && FORMATS.has(argv[1]!.slice(9))) return versionText(argv[1]!.slice(9))
-  return undefined
 }

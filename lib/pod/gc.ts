@@ -4,16 +4,16 @@
  * under its lock, and a pod another process holds or moved is skipped, not
  * an error.
  */
+import fs from 'node:fs'
+import path from 'node:path'
 import { PodChangedStateError, PodctlError } from '../errors.js'
-import { POD_DIRS, podPath, stateDirPath, syncDir, type PodDir } from './layout.js'
-import { lockNames, sweepLocksDir } from './lock.js'
-import type { Pod } from './pod.js'
+import { syncDir } from '../fs/atomic.js'
+import { POD_DIRS, podPath, stateDirPath, type PodDir } from './layout.js'
+import { lockNames, sweepLocksDir } from './locks.js'
+import type { BeforeDelete, Pod } from './pod.js'
 import { isoTime, writeRecord } from './record.js'
 import { reapOrphans } from './reap.js'
 import { Include, listPods } from './walk.js'
-import '../volume/register.js' // pods are deleted here: their volumes are torn down first
-import fs from 'node:fs'
-import path from 'node:path'
 
 export interface GcOptions {
   /** How long garbage is kept after it was marked (ms). */
@@ -25,6 +25,8 @@ export interface GcOptions {
   now?: number
   /** Called as pods are handled, for a progress display. */
   onProgress?: (done: number, total: number) => void
+  /** Undoes, under each pod's lock, what other layers set up for it (volumes) before it is deleted. */
+  beforeDelete?: BeforeDelete
 }
 
 export interface GcSkip {
@@ -92,7 +94,7 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
     to()
     moved.add(from).add(pod.dir)
     if (deleteAtOnce) {
-      pod.remove()
+      pod.remove(opts.beforeDelete)
       return 'deleted'
     }
     writeMark(pod, now)
@@ -108,7 +110,7 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
       marked = now
     }
     if (now - marked < opts.gracePeriodMs) return 'skip'
-    pod.remove()
+    pod.remove(opts.beforeDelete)
     return 'deleted'
   }
 
@@ -186,9 +188,9 @@ const isYoungEmbryo = (pod: Pod, now: number, gracePeriodMs: number): boolean =>
 /**
  * Removes one pod that is not running (`podctl rm`): exited pods go
  * through exited-garbage, prepared pods and aborted prepares through
- * garbage, then the pod is deleted under its lock.
+ * garbage, then the pod is deleted under its lock (`beforeDelete` first).
  */
-export const removePod = (pod: Pod): void => {
+export const removePod = (pod: Pod, beforeDelete?: BeforeDelete): void => {
   const short = pod.uuid.slice(0, 8)
   switch (pod.state) {
     case 'running':
@@ -214,5 +216,5 @@ export const removePod = (pod: Pod): void => {
     case 'garbage':
       break
   }
-  pod.remove()
+  pod.remove(beforeDelete)
 }

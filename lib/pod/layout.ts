@@ -5,17 +5,17 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { validate as validateUUID, version as uuidVersion } from 'uuid'
 import { PodctlError, errnoCode } from '../errors.js'
+import { fsExtra } from '../fs/extra.js'
+import { DIR_MODE } from '../fs/modes.js'
 
 /** The six state directories, in lifecycle order. */
 export const POD_DIRS = ['embryo', 'prepare', 'prepared', 'run', 'exited-garbage', 'garbage'] as const
 export type PodDir = (typeof POD_DIRS)[number]
 
-/** Directory and file modes for everything podctl creates (CONTRACT §1). */
-export const DIR_MODE = 0o750
-export const FILE_MODE = 0o640
-
-export { FORMAT_VERSION } from '../cli/version-info.js'
+/** Version of the on-disk layout; bumped when an old podctl could misread it. */
+export const FORMAT_VERSION = 1
 
 /** Resolves the data dir: --dir > PODCTL_DIR > /var/lib/podctl for root > XDG. */
 export const resolveDataDir = (
@@ -30,15 +30,11 @@ export const resolveDataDir = (
   return path.resolve(xdg, 'podctl')
 }
 
-export const podsRoot = (dataDir: string): string => path.join(dataDir, 'pods')
 export const stateDirPath = (dataDir: string, dir: PodDir): string => path.join(dataDir, 'pods', dir)
 export const podPath = (dataDir: string, dir: PodDir, uuid: string): string =>
   path.join(dataDir, 'pods', dir, uuid)
 export const locksDir = (dataDir: string): string => path.join(dataDir, 'locks')
-/** Where deletions and failed creations leave nothing a reader could mistake for a pod. */
-export const tmpDir = (dataDir: string): string => path.join(dataDir, 'tmp')
-
-const LAYOUT = ['pods', ...POD_DIRS.map((d) => `pods/${d}`), 'locks', 'tmp']
+const LAYOUT = ['pods', ...POD_DIRS.map((d) => `pods/${d}`), 'locks']
 
 const checked = new Set<string>()
 
@@ -52,7 +48,7 @@ export const ensureDataDir = (dataDir: string): void => {
   try {
     const st = fs.statSync(dataDir, { throwIfNoEntry: false })
     if (st && !st.isDirectory()) throw notADirectory(dataDir)
-    if (!st) fs.mkdirSync(dataDir, { recursive: true, mode: DIR_MODE })
+    if (!st) fsExtra().mkdirsSync(dataDir, DIR_MODE)
     for (const sub of LAYOUT) {
       try {
         fs.mkdirSync(path.join(dataDir, sub), { mode: DIR_MODE })
@@ -108,15 +104,5 @@ export const isWriteRefused = (er: unknown): boolean => {
   return code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
 }
 
-/** fsyncs a directory so that a rename in it survives a crash. */
-export const syncDir = (dir: string): void => {
-  const fd = fs.openSync(dir, 'r')
-  try {
-    fs.fsyncSync(fd)
-  } finally {
-    fs.closeSync(fd)
-  }
-}
-
-/** RFC 4122 v4 UUID in lower case: the only names a state dir may hold. */
-export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+/** Whether `s` is a pod UUID (RFC 4122 version 4, lower case): the only names a state dir may hold. */
+export const isPodUUID = (s: string): boolean => s.length === 36 && validateUUID(s) && uuidVersion(s) === 4 && !/[A-F]/.test(s)

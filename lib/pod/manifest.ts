@@ -2,10 +2,14 @@
  * The pod manifest (CONTRACT §3, `podctl/v1`): its types and a validator
  * that reports every problem with the path of the field and what is wrong.
  * Unknown fields are errors. Nothing here touches the disk.
+ *
+ * The pod checks its own part: the top level, the apps, and that each
+ * volume has a unique name. A volume's kind, what each kind holds,
+ * and how mounts may nest, are volume rules (lib/volume/manifest.ts),
+ * which callers that make pods pass in as `rules`.
  */
 import path from 'node:path'
 import { PodctlError } from '../errors.js'
-import { mountProblems } from '../volume/plan.js'
 
 export const API_VERSION = 'podctl/v1'
 /** Manifests larger than this are refused before parsing. */
@@ -61,17 +65,23 @@ export interface ManifestProblem {
   problem: string
 }
 
+/** A check of another layer, run once the pod's own part is valid (the volume rules). */
+export type ManifestRule = (m: PodManifest) => ManifestProblem[]
+
 export interface ValidateOptions {
   /** Ephemeral apps only come from `app add`; a stored manifest may have them. */
   allowEphemeral?: boolean
+  rules?: readonly ManifestRule[]
 }
 
 type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
-const describe = (v: unknown): string =>
+export const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v)
+/** How a wrong value is named in a problem: "missing", "null", "an array", `string "x"`. */
+export const describe = (v: unknown): string =>
   v === undefined ? 'missing' : v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `${typeof v} ${JSON.stringify(v)}`
 
-class Checker {
+/** Collects problems; its checks return whether the value passed. */
+export class Checker {
   readonly problems: ManifestProblem[] = []
   add(p: string, problem: string): void {
     this.problems.push({ path: p || '(top level)', problem })
@@ -138,89 +148,21 @@ class Checker {
   }
 }
 
-const join = (at: string, key: string | number): string =>
+/** The field path of `key` below `at`: apps[0].env.HOME, labels["a.b"]. */
+export const join = (at: string, key: string | number): string =>
   typeof key === 'number' ? `${at}[${key}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? (at ? `${at}.${key}` : key) : `${at}[${JSON.stringify(key)}]`
 
 const APP_FIELDS = ['name', 'type', 'exec', 'env', 'workingDirectory', 'mounts'] as const
 const MOUNT_FIELDS = ['volume', 'path', 'readOnly'] as const
 const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'apps', 'volumes'] as const
 
-/**
- * Checks a relative path inside a volume: no absolute paths, no ".." parts,
- * no part starting with ".." (the AtomicWriter's own names), nothing that
- * normalizes to something else.
- */
-export const projectedPathProblem = (p: string): string | undefined => {
-  if (p === '') return 'must not be empty'
-  if (p.includes('\0')) return 'must not contain a NUL character'
-  if (p.startsWith('/')) return 'must be a relative path'
-  if (p.length > 4096) return 'is longer than 4096 characters'
-  const parts = p.split('/')
-  if (parts.some((s) => s === '..')) return 'must not contain ".."'
-  if (parts.some((s) => s.startsWith('..'))) return 'must not have a part starting with ".."'
-  if (parts.some((s) => s === '' || s === '.') || path.posix.normalize(p) !== p) return 'must be a normalized path (no "//", "." or trailing "/")'
-  return undefined
-}
-
-const checkVolume = (c: Checker, v: unknown, at: string): void => {
+/** The pod's part of a volume: a name, which mounts refer to; its kind and what that needs are volume rules. */
+const checkVolumeEntry = (c: Checker, v: unknown, at: string): void => {
   if (!isObj(v)) {
     c.add(at, `must be an object, not ${describe(v)}`)
     return
   }
   c.name(v.name, join(at, 'name'))
-  const kind = v.kind
-  switch (kind) {
-    case 'empty':
-      c.fields(v, at, ['name', 'kind'])
-      break
-    case 'host':
-      c.fields(v, at, ['name', 'kind', 'source', 'readOnly'])
-      c.absPath(v.source, join(at, 'source'))
-      if (v.readOnly !== undefined) c.bool(v.readOnly, join(at, 'readOnly'))
-      break
-    case 'files': {
-      c.fields(v, at, ['name', 'kind', 'files'])
-      const files = v.files
-      if (!isObj(files)) {
-        c.add(join(at, 'files'), `must be an object mapping relative paths to {"content", "mode"}, not ${describe(files)}`)
-        break
-      }
-      const seen: string[] = []
-      for (const [p, f] of Object.entries(files)) {
-        const fat = join(join(at, 'files'), p)
-        const bad = projectedPathProblem(p)
-        if (bad) {
-          c.add(fat, bad)
-          continue
-        }
-        // A file may not also be a directory of another file.
-        for (const other of seen) {
-          if (other.startsWith(`${p}/`) || p.startsWith(`${other}/`)) c.add(fat, `conflicts with ${JSON.stringify(other)}: a path cannot be both a file and a directory`)
-        }
-        seen.push(p)
-        if (!isObj(f)) {
-          c.add(fat, `must be an object {"content": ..., "mode": ...}, not ${describe(f)}`)
-          continue
-        }
-        c.fields(f, fat, ['content', 'mode'])
-        c.string(f.content, join(fat, 'content'))
-        if (f.mode !== undefined && !(Number.isInteger(f.mode) && (f.mode as number) >= 0 && (f.mode as number) <= 0o777)) {
-          c.add(join(fat, 'mode'), `must be an integer from 0 to 511 (0777), not ${describe(f.mode)}`)
-        }
-      }
-      break
-    }
-    case 'persistent':
-      c.fields(v, at, ['name', 'kind', 'claim', 'readOnly', 'accessMode'])
-      c.name(v.claim, join(at, 'claim'))
-      if (v.readOnly !== undefined) c.bool(v.readOnly, join(at, 'readOnly'))
-      if (v.accessMode !== undefined && v.accessMode !== 'ReadWriteOnce' && v.accessMode !== 'ReadWriteMany') {
-        c.add(join(at, 'accessMode'), `must be "ReadWriteOnce" or "ReadWriteMany", not ${describe(v.accessMode)}`)
-      }
-      break
-    default:
-      c.add(join(at, 'kind'), `must be one of "empty", "host", "files", "persistent", not ${describe(kind)}`)
-  }
 }
 
 const checkApp = (c: Checker, a: unknown, at: string, volumeNames: Set<string> | undefined, opts: ValidateOptions): void => {
@@ -309,7 +251,7 @@ export const manifestProblems = (value: unknown, opts: ValidateOptions = {}): Ma
     } else {
       value.volumes.forEach((v: unknown, i) => {
         const at = join('volumes', i)
-        checkVolume(c, v, at)
+        checkVolumeEntry(c, v, at)
         if (isObj(v) && typeof v.name === 'string') {
           if (volumeNames!.has(v.name)) c.add(join(at, 'name'), `${JSON.stringify(v.name)} is the name of another volume`)
           volumeNames!.add(v.name)
@@ -333,8 +275,11 @@ export const manifestProblems = (value: unknown, opts: ValidateOptions = {}): Ma
       }
     })
   }
-  // Nesting and conflicts between mounts need the rest to be well-formed.
-  if (c.problems.length === 0) c.problems.push(...mountProblems(value as unknown as PodManifest))
+  // Other layers' rules need the pod's part to be well-formed.
+  for (const rule of opts.rules ?? []) {
+    if (c.problems.length > 0) break
+    c.problems.push(...rule(value as unknown as PodManifest))
+  }
   return c.problems
 }
 
@@ -351,19 +296,20 @@ export const validateManifest = (value: unknown, opts: ValidateOptions = {}): Po
   return value as PodManifest
 }
 
-/** Parses manifest text (JSON) and validates it. */
-export const parseManifest = (text: string, opts: ValidateOptions = {}): PodManifest => {
+/** Manifest text (JSON) as a value, not yet validated; EUSAGE if it is too large or not JSON. */
+export const parseManifestJson = (text: string): unknown => {
   if (Buffer.byteLength(text) > MAX_MANIFEST_BYTES) {
     throw new PodctlError('EUSAGE', `invalid manifest: larger than ${MAX_MANIFEST_BYTES} bytes`)
   }
-  let value: unknown
   try {
-    value = JSON.parse(text)
+    return JSON.parse(text)
   } catch (er) {
     throw new PodctlError('EUSAGE', `invalid manifest: not valid JSON: ${(er as Error).message}`, 'see Documentation/manifest.md for the format')
   }
-  return validateManifest(value, opts)
 }
+
+/** Parses manifest text (JSON) and validates it. */
+export const parseManifest = (text: string, opts: ValidateOptions = {}): PodManifest => validateManifest(parseManifestJson(text), opts)
 
 /** The type an app runs as: "regular" when the manifest does not say. */
 export const appType = (a: App): AppType => a.type ?? 'regular'

@@ -9,43 +9,30 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { v4 as uuidv4 } from 'uuid'
 import { ErrImmutable, PodChangedStateError, PodctlError, bug, errnoCode } from '../errors.js'
-import {
-  DIR_MODE,
-  POD_DIRS,
-  UUID_RE,
-  dataDirExists,
-  ensureDataDir,
-  podPath,
-  stateDirPath,
-  syncDir,
-  type PodDir,
-} from './layout.js'
-import { isLocked, lockPath, sleepSync, tryLock, tryLockAt, type HeldLock } from './lock.js'
+import { syncDir, writeFileAtomic } from '../fs/atomic.js'
+import { DIR_MODE } from '../fs/modes.js'
+import { removeTree } from '../fs/remove-tree.js'
+import { acquireLockAt, type HeldLock } from '../lock/lock.js'
+import { POD_DIRS, dataDirExists, ensureDataDir, isPodUUID, podPath, stateDirPath, type PodDir } from './layout.js'
+import { isLocked, manifestLockPath, tryLock } from './locks.js'
 import { parseManifest, validateManifest, type PodManifest } from './manifest.js'
-import { MANIFEST_FILE, emptyRecord, parseRecordText, readRecordBytes, writeFileAtomic, type PodRecord } from './record.js'
-import { removeTree } from './remove-tree.js'
+import { MANIFEST_FILE, emptyRecord, parseRecordText, readRecordBytes, type PodRecord } from './record.js'
 import { deriveState, isAfterRunState, isFinishedState, type PodState } from './state.js'
-import { randomUUIDv4 } from './uuid.js'
-
-/** Where lib/volume records a pod's mounted volumes (lib/volume/layout.ts). */
-const VOLUME_STATE_DIR = 'volume-state'
-let beforeRemoveHook: ((pod: Pod) => void) | undefined
-/**
- * @internal Registered by lib/volume/register.ts (imported by gc and
- * prepare, the modules that delete pods): tears down a pod's volumes under
- * its lock before remove() deletes it. A hook rather than an import keeps
- * the volume code out of commands that only read pods.
- */
-export const setBeforeRemoveHook = (fn: (pod: Pod) => void): void => {
-  beforeRemoveHook = fn
-}
 
 /** Options of transitions that bulk callers (gc) batch. */
 export interface TransitionOptions {
   /** fsync the state dirs after the rename (default true); gc syncs once per batch instead. */
   sync?: boolean
 }
+
+/**
+ * What must happen to a pod, under its lock, just before its directory is
+ * deleted: how the layers above undo what they set up for it (volumes:
+ * lib/volume's tearDownPodVolumes). rm, gc and a creator's discard pass it.
+ */
+export type BeforeDelete = (pod: Pod) => void
 
 const short = (uuid: string): string => uuid.slice(0, 8)
 
@@ -273,23 +260,17 @@ export class Pod {
 
   /**
    * Deletes a pod in exited-garbage/ or garbage/: takes the lock if not
-   * held, removes the directory (never following a symlink), then
-   * releases the lock. The Pod is unusable afterwards.
+   * held, runs `beforeDelete` (volumes are torn down there), removes the
+   * directory (never following a symlink), then releases the lock. The Pod
+   * is unusable afterwards.
    */
-  remove(): void {
+  remove(beforeDelete?: BeforeDelete): void {
     if (this.#dir !== 'exited-garbage' && this.#dir !== 'garbage') {
       throw new PodctlError('EBADSTATE', `pod ${this.uuid} is ${this.state}; only garbage can be deleted`)
     }
     this.#lockForTransition()
     this.#assertHeld('remove')
-    // Volumes first, from their recorded state: a persistent volume's claim
-    // is released and its reclaim policy applied; host paths are never touched.
-    // The hook runs for every pod once volume support is loaded: a process
-    // killed mid-set-up can leave volume locks without recorded volumes.
-    if (beforeRemoveHook) beforeRemoveHook(this)
-    else if (existsNoFollow(path.join(this.path, VOLUME_STATE_DIR))) {
-      throw bug(`pod ${this.uuid} has volumes, but volume support (lib/volume/register.js) is not loaded`)
-    }
+    beforeDelete?.(this)
     removeTree(this.path)
     this.#removed = true
     this.close()
@@ -441,19 +422,7 @@ export class Pod {
    * running supervisor meanwhile: only manifest writers exclude each other.
    */
   exclusiveLockManifest(timeoutMs = 30_000): void {
-    if (this.#manifestLock) return
-    const deadline = Date.now() + timeoutMs
-    for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
-      const held = tryLockAt(`${lockPath(this.dataDir, this.uuid)}.manifest`)
-      if (held) {
-        this.#manifestLock = held
-        return
-      }
-      if (Date.now() >= deadline) {
-        throw new PodctlError('ETIMEOUT', `timed out waiting for the manifest lock of pod ${this.uuid}`)
-      }
-      sleepSync(delay)
-    }
+    this.#manifestLock ??= acquireLockAt(manifestLockPath(this.dataDir, this.uuid), `the manifest lock of pod ${this.uuid}`, { wait: true, timeoutMs })
   }
 
   /**
@@ -513,6 +482,22 @@ const locate = (dataDir: string, uuid: string, hint?: PodDir): PodDir | undefine
 }
 
 /**
+ * 16 random bytes from the kernel's CSPRNG for a pod UUID. uuid's own
+ * source is Web Crypto, whose first use loads seven internal modules on
+ * every `podctl run` (Documentation/performance.md).
+ */
+const randomBytes16 = (): Uint8Array => {
+  const b = Buffer.alloc(16)
+  const fd = fs.openSync('/dev/urandom', 'r')
+  try {
+    if (fs.readSync(fd, b, 0, 16, null) !== 16) throw new Error('short read from /dev/urandom')
+  } finally {
+    fs.closeSync(fd)
+  }
+  return b
+}
+
+/**
  * Creates a new pod: allocates a UUID, takes its lock, creates the
  * directory in embryo/ and moves it to prepare/. Returns the pod locked in
  * prepare/ ("preparing"); the caller writes its files and calls
@@ -521,7 +506,7 @@ const locate = (dataDir: string, uuid: string, hint?: PodDir): PodDir | undefine
 export const newPod = async (dataDir: string, opts: TransitionOptions = {}): Promise<Pod> => {
   ensureDataDir(dataDir)
   for (let attempt = 0; attempt < 5; attempt++) {
-    const uuid = randomUUIDv4()
+    const uuid = uuidv4({ random: randomBytes16() })
     const held = tryLock(dataDir, uuid)
     if (!held) continue // a lock with this uuid exists: draw again
     try {
@@ -552,7 +537,7 @@ export const normalizeUUIDArg = (s: string): string => {
   if (!PREFIX_RE.test(u) || u.replace(/-/g, '') === '') {
     throw new PodctlError('EUSAGE', `${JSON.stringify(s)} is not a pod UUID or a prefix of one`, 'UUIDs look like 8c3b1f0e-2a4d-4c4b-9a57-0d7c4b1e2f3a; see podctl list')
   }
-  if (u.length === 36 && !UUID_RE.test(u)) {
+  if (u.length === 36 && !isPodUUID(u)) {
     throw new PodctlError('EUSAGE', `${JSON.stringify(s)} is not a valid pod UUID`, 'see podctl list')
   }
   return u
@@ -569,7 +554,7 @@ const matchPrefix = (dataDir: string, prefix: string): string[] => {
       if (errnoCode(er) === 'ENOENT' || errnoCode(er) === 'ENOTDIR') continue
       throw er
     }
-    for (const n of names) if (n.startsWith(prefix) && UUID_RE.test(n)) found.add(n)
+    for (const n of names) if (n.startsWith(prefix) && isPodUUID(n)) found.add(n)
   }
   return [...found].sort()
 }
@@ -582,7 +567,7 @@ const matchPrefix = (dataDir: string, prefix: string): string[] => {
 export const podFromUUIDString = (dataDir: string, s: string): Pod => {
   const arg = normalizeUUIDArg(s)
   let uuid = arg
-  if (!UUID_RE.test(arg)) {
+  if (!isPodUUID(arg)) {
     const matches = matchPrefix(dataDir, arg)
     if (matches.length === 0) {
       dataDirExists(dataDir) // a data dir that is a file says so, not "no pod"
@@ -619,7 +604,7 @@ export const readUUIDFromFile = (file: string): string => {
     throw new PodctlError('EUSAGE', `cannot read UUID file ${file}: ${(er as Error).message}`, undefined, { cause: er })
   }
   const u = text.trim()
-  if (!UUID_RE.test(u)) throw new PodctlError('EUSAGE', `UUID file ${file} does not hold a pod UUID`)
+  if (!isPodUUID(u)) throw new PodctlError('EUSAGE', `UUID file ${file} does not hold a pod UUID`)
   return u
 }
 

@@ -5,68 +5,49 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError } from '../errors.js'
-import { DIR_MODE, syncDir } from './layout.js'
-import type { ManifestProblem, PodManifest } from './manifest.js'
+import { syncDir, writeFileAtomic } from '../fs/atomic.js'
+import { DIR_MODE } from '../fs/modes.js'
+import { lookPath } from '../proc/executable.js'
+import type { App, ManifestProblem, PodManifest } from './manifest.js'
 import { formatProblems } from './manifest.js'
-import { newPod, type Pod } from './pod.js'
-import { MANIFEST_FILE, initialRecord, writeFileAtomic, writeRecord } from './record.js'
+import { newPod, type BeforeDelete, type Pod } from './pod.js'
+import { MANIFEST_FILE, initialRecord, writeRecord } from './record.js'
 
 /** Where an app's working root is inside its pod. */
 export const appRoot = (podPath: string, appName: string): string => path.join(podPath, 'apps', appName)
 
-const isExecutable = (p: string): boolean => {
-  try {
-    const st = fs.statSync(p)
-    if (!st.isFile()) return false
-    fs.accessSync(p, fs.constants.X_OK)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/** Looks a program name up on PATH as execvp would. */
-export const findOnPath = (name: string, envPath = process.env.PATH ?? ''): string | undefined => {
-  for (const dir of envPath.split(path.delimiter)) {
-    if (dir === '') continue
-    const p = path.join(dir, name)
-    if (isExecutable(p)) return p
-  }
-  return undefined
-}
+/** The environment an app runs with, as far as it is known before the pod runs (PATH decides its program). */
+export const appEnv = (app: App, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv => ({ ...base, ...(app.env ?? {}) })
 
 /**
- * Checks that every app's program exists: an absolute path must be an
- * executable file, a bare name must be found on PATH.
+ * Checks that every app's program can be found by the rules the app will
+ * be started with (lib/proc/executable.ts): an absolute path must be an
+ * executable file, a bare name must be on the PATH of the app's
+ * environment. An app's working directory does not exist before the pod
+ * runs, so an empty PATH entry finds nothing here.
  */
-export const execProblems = (m: PodManifest, envPath?: string): ManifestProblem[] => {
+export const execProblems = (m: PodManifest, base: NodeJS.ProcessEnv = process.env): ManifestProblem[] => {
   const problems: ManifestProblem[] = []
   m.apps.forEach((a, i) => {
     const cmd = a.exec[0]!
-    const at = `apps[${i}].exec[0]`
-    if (cmd.startsWith('/')) {
-      if (!isExecutable(cmd)) problems.push({ path: at, problem: `${JSON.stringify(cmd)} is not an executable file` })
-    } else if (!findOnPath(cmd, envPath)) {
-      problems.push({ path: at, problem: `${JSON.stringify(cmd)} was not found on PATH` })
+    try {
+      lookPath(cmd, undefined, appEnv(a, base))
+    } catch (er) {
+      const how = cmd.startsWith('/') ? 'is not an executable file' : (er as NodeJS.ErrnoException).code === 'EACCES' ? 'was found on PATH but is not executable' : 'was not found on PATH'
+      problems.push({ path: `apps[${i}].exec[0]`, problem: `${JSON.stringify(cmd)} ${how}` })
     }
   })
   return problems
 }
 
 /** Throws EUSAGE if an app's program cannot be found. */
-export const checkExecs = (m: PodManifest, envPath?: string): void => {
-  const problems = execProblems(m, envPath)
+export const checkExecs = (m: PodManifest, base?: NodeJS.ProcessEnv): void => {
+  const problems = execProblems(m, base)
   if (problems.length > 0) {
     throw new PodctlError('EUSAGE', `invalid manifest: ${formatProblems(problems)}`, 'give an absolute path or a program on PATH')
   }
 }
 
-/**
- * Creates a pod from a validated manifest and leaves it in preparing,
- * locked by this process, with its manifest, record and app roots written
- * and synced. On failure the half-made pod is deleted and the error
- * rethrown.
- */
 export interface CreateOptions {
   /** Creation time to record (default: now). */
   now?: Date
@@ -78,13 +59,15 @@ export interface CreateOptions {
   sync?: boolean
 }
 
+/**
+ * Creates a pod from a validated manifest and leaves it in preparing,
+ * locked by this process, with its manifest, record and app roots written
+ * and synced. On failure the half-made pod is deleted and the error
+ * rethrown. What the manifest asks of the host (volume sources) is the
+ * caller's to check first.
+ */
 export const createPod = async (dataDir: string, manifest: PodManifest, opts: CreateOptions = {}): Promise<Pod> => {
   const sync = opts.sync !== false
-  // Host sources and persistent volumes must exist: checked before anything is written.
-  // Loaded only for pods with volumes (most have none, and every run pays
-  // for what it loads). Loading it also registers the volume tear-down
-  // that discard() needs for a pod whose volumes were set up.
-  if (manifest.volumes?.length) (await import('../volume/pod-volumes.js')).checkVolumeSources(dataDir, manifest)
   const pod = await newPod(dataDir, { sync })
   try {
     writeFileAtomic(pod.path, MANIFEST_FILE, JSON.stringify(manifest), { sync })
@@ -101,13 +84,17 @@ export const createPod = async (dataDir: string, manifest: PodManifest, opts: Cr
   }
 }
 
-/** Deletes a pod its creator gives up on. */
-export const discard = (pod: Pod): void => {
+/**
+ * Deletes a pod its creator gives up on; `beforeDelete` undoes what was
+ * set up for it (volumes). If that fails too, gc finds it as an aborted
+ * prepare.
+ */
+export const discard = (pod: Pod, beforeDelete?: BeforeDelete): void => {
   try {
     pod.toGarbage()
-    pod.remove()
+    pod.remove(beforeDelete)
   } catch {
-    pod.close() // gc will find it as an aborted prepare
+    pod.close()
   }
 }
 

@@ -8,7 +8,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { errnoCode } from '../errors.js'
-import { FILE_MODE } from './layout.js'
+import { writeFileAtomic } from '../fs/atomic.js'
 import { appType, type App, type AppType, type PodManifest } from './manifest.js'
 
 export type AppState = 'created' | 'running' | 'exited' | 'unknown'
@@ -187,35 +187,6 @@ export const recordText = (r: PodRecord): string => {
   if (Object.keys(starts).length > 0) priv.app_pid_start = starts
   if (Object.keys(priv).length > 0) out.private = priv
   return `${JSON.stringify(out)}\n`
-}
-
-let tmpCount = 0
-// Unique among live processes (pid), and across the pid's reuse (time); no
-// random bytes, so reading commands never load node:crypto (about 4 ms).
-const tmpSuffix = (): string => `${process.pid}-${Date.now().toString(36)}-${(tmpCount++).toString(36)}`
-
-/**
- * Writes `data` to `dir/name` by atomic replace: a temporary file in the
- * same directory, optionally fsynced, renamed over the target.
- */
-export const writeFileAtomic = (dir: string, name: string, data: string, opts: { sync?: boolean } = {}): void => {
-  const tmp = path.join(dir, `.${name}.tmp-${tmpSuffix()}`)
-  const fd = fs.openSync(tmp, 'wx', FILE_MODE)
-  try {
-    fs.writeSync(fd, data)
-    if (opts.sync) fs.fsyncSync(fd)
-  } catch (er) {
-    fs.closeSync(fd)
-    fs.rmSync(tmp, { force: true })
-    throw er
-  }
-  fs.closeSync(fd)
-  try {
-    fs.renameSync(tmp, path.join(dir, name))
-  } catch (er) {
-    fs.rmSync(tmp, { force: true })
-    throw er
-  }
 }
 
 /** Replaces a pod's record. The caller holds the pod lock. */

@@ -5,7 +5,6 @@
 import type { Pod } from './pod.js'
 import type { AppRecord } from './record.js'
 import type { PodState } from './state.js'
-import type { VolumeView } from '../volume/view.js'
 
 export interface AppView {
   name: string
@@ -30,8 +29,6 @@ export interface PodView {
   labels: Record<string, string>
   annotations: Record<string, string>
   apps: AppView[]
-  /** Only from `status`, and only for a pod with volumes (CONTRACT §5). */
-  volumes?: VolumeView[]
 }
 
 /** Builds the JSON object for a pod from its one record file. */

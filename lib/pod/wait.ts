@@ -1,33 +1,26 @@
 /**
- * Waiting for a pod (rkt's WaitFinished and WaitReady): poll every 100 ms,
- * refreshing the pod, until the condition holds or the signal aborts.
+ * Waiting for a pod (rkt's WaitFinished and WaitReady): poll, refreshing
+ * the pod, until the condition holds or the signal aborts.
  */
-import { setTimeout as delay } from 'node:timers/promises'
 import { PodctlError } from '../errors.js'
+import { POLL_INTERVAL_MS, poll } from '../poll.js'
 import type { Pod } from './pod.js'
-
-export const POLL_INTERVAL_MS = 100
 
 export interface WaitOptions {
   signal?: AbortSignal
-  /** Poll interval; never below 100 ms. */
+  /** Poll interval; never below POLL_INTERVAL_MS. */
   intervalMs?: number
 }
 
 const waitFor = async (pod: Pod, done: () => boolean, what: string, opts: WaitOptions): Promise<void> => {
-  const interval = Math.max(POLL_INTERVAL_MS, opts.intervalMs ?? POLL_INTERVAL_MS)
-  for (;;) {
-    pod.refresh()
-    if (done()) return
-    if (opts.signal?.aborted) {
-      throw new PodctlError('ETIMEOUT', `timed out waiting for pod ${pod.uuid} to be ${what} (it is ${pod.state})`)
-    }
-    try {
-      await delay(interval, undefined, { signal: opts.signal })
-    } catch {
-      // aborted: look once more, then report
-    }
-  }
+  const ok = await poll(
+    () => {
+      pod.refresh()
+      return done() || undefined
+    },
+    { intervalMs: Math.max(POLL_INTERVAL_MS, opts.intervalMs ?? POLL_INTERVAL_MS), ...(opts.signal ? { signal: opts.signal } : {}) },
+  )
+  if (!ok) throw new PodctlError('ETIMEOUT', `timed out waiting for pod ${pod.uuid} to be ${what} (it is ${pod.state})`)
 }
 
 /**

@@ -5,8 +5,8 @@
  */
 import fs from 'node:fs'
 import { errnoCode } from '../errors.js'
-import { POD_DIRS, UUID_RE, podPath, stateDirPath, type PodDir } from './layout.js'
-import { lockedSet } from './lock.js'
+import { POD_DIRS, isPodUUID, podPath, stateDirPath, type PodDir } from './layout.js'
+import { lockedSet } from './locks.js'
 import { Pod } from './pod.js'
 
 /** Which state dirs walkPods visits (rkt's IncludeMask). */
@@ -65,7 +65,7 @@ export const listPods = (dataDir: string, include: IncludeMask, opts: WalkOption
     }
     for (const e of entries) {
       if (e.name.startsWith('.')) continue
-      if (!e.isDirectory() || !UUID_RE.test(e.name)) {
+      if (!e.isDirectory() || !isPodUUID(e.name)) {
         opts.onInvalid?.({
           path: podPath(dataDir, dir, e.name),
           reason: e.isSymbolicLink() ? 'a symlink, not a pod directory' : !e.isDirectory() ? 'not a directory' : 'not a pod UUID',

@@ -4,12 +4,11 @@
  * start and stop are requests to the supervisor. Each call waits until the
  * supervisor has acted, polling the pod record every 100 ms.
  */
-import { setTimeout as delay } from 'node:timers/promises'
 import { PodChangedStateError, PodctlError } from '../errors.js'
 import type { App } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { newAppRecord, writeRecord, type AppRecord } from '../pod/record.js'
-import { POLL_INTERVAL_MS } from '../pod/wait.js'
+import { poll } from '../poll.js'
 import { writeRequest } from './requests.js'
 
 const short = (pod: Pod): string => pod.uuid.slice(0, 8)
@@ -31,16 +30,18 @@ const assertRunning = (pod: Pod): void => {
 
 /** Polls the record until `done` says so; ETIMEOUT after `timeoutMs`. */
 const waitRecord = async (pod: Pod, what: string, timeoutMs: number, done: (apps: AppRecord[]) => boolean): Promise<void> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    pod.refresh()
-    if (done(pod.record().apps)) return
-    if (pod.state !== 'running' && pod.state !== 'prepared') {
-      throw new PodctlError('EBADSTATE', `pod ${short(pod)} is ${pod.state}; ${what} did not happen`)
-    }
-    if (Date.now() >= deadline) throw new PodctlError('ETIMEOUT', `timed out waiting for ${what} in pod ${short(pod)}`)
-    await delay(POLL_INTERVAL_MS)
-  }
+  const happened = await poll(
+    () => {
+      pod.refresh()
+      if (done(pod.record().apps)) return true
+      if (pod.state !== 'running' && pod.state !== 'prepared') {
+        throw new PodctlError('EBADSTATE', `pod ${short(pod)} is ${pod.state}; ${what} did not happen`)
+      }
+      return undefined
+    },
+    { timeoutMs },
+  )
+  if (!happened) throw new PodctlError('ETIMEOUT', `timed out waiting for ${what} in pod ${short(pod)}`)
 }
 
 /**

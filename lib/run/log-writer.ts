@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { FILE_MODE, DIR_MODE } from '../pod/layout.js'
+import { DIR_MODE, FILE_MODE } from '../fs/modes.js'
 
 export const LOGS_DIR = 'logs'
 export const DEFAULT_LOG_MAX_BYTES = 1024 * 1024

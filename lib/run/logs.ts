@@ -3,9 +3,8 @@
  * and following it as it grows (and rotates) until the pod is finished.
  */
 import fs from 'node:fs'
-import { setTimeout as delay } from 'node:timers/promises'
 import type { Pod } from '../pod/pod.js'
-import { POLL_INTERVAL_MS } from '../pod/wait.js'
+import { POLL_INTERVAL_MS, sleep } from '../poll.js'
 import { DEFAULT_LOG_KEEP, logFiles, logPath } from './log-writer.js'
 
 /** The last `n` lines of `text` (all of it when n is undefined). */
@@ -111,6 +110,6 @@ export const followLogs = async (pod: Pod, apps: string[], emit: (app: string, t
       for (const c of cursors) if (c.partial !== '') emit(c.app, `${c.partial}\n`)
       return
     }
-    await delay(POLL_INTERVAL_MS)
+    await sleep(POLL_INTERVAL_MS)
   }
 }

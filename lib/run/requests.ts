@@ -7,8 +7,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { DIR_MODE } from '../pod/layout.js'
-import { writeFileAtomic } from '../pod/record.js'
+import { writeFileAtomic } from '../fs/atomic.js'
+import { DIR_MODE } from '../fs/modes.js'
 
 export const REQUESTS_DIR = 'requests'
 

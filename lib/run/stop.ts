@@ -4,13 +4,13 @@
  * force), and to the supervisor only if it does not then exit by itself.
  * Returns once the pod has exited.
  */
-import { setTimeout as delay } from 'node:timers/promises'
 import { PodctlError } from '../errors.js'
-import { lockOwner } from '../pod/lock.js'
-import { sameProcess } from '../pod/owner.js'
+import { lockOwner } from '../pod/locks.js'
 import type { Pod } from '../pod/pod.js'
-import { POLL_INTERVAL_MS } from '../pod/wait.js'
 import { reapOrphans } from '../pod/reap.js'
+import { poll } from '../poll.js'
+import { sameProcess } from '../proc/identity.js'
+import { signalRecorded } from '../proc/signal.js'
 
 export interface StopOptions {
   force?: boolean
@@ -23,16 +23,11 @@ export interface StopOptions {
 export type StopOutcome = 'stopped' | 'already exited'
 
 const signalApps = (pod: Pod, signal: NodeJS.Signals): void => {
-  for (const a of pod.record().apps) {
-    if (a.state !== 'running' || a.pid === null || !sameProcess(a.pid, a.pid_start)) continue
-    try {
-      process.kill(-a.pid, signal)
-    } catch {
-      // gone
-    }
-  }
+  const running = pod.record().apps.filter((a) => a.state === 'running' && a.pid !== null)
+  signalRecorded(running.map((a) => ({ pid: a.pid!, start: a.pid_start })), signal)
 }
 
+/** Signals the supervisor alone: it leads no group of its apps, and forwards the signal to them. */
 const signalSupervisor = (pod: Pod, signal: NodeJS.Signals): void => {
   const owner = lockOwner(pod.dataDir, pod.uuid)
   if (!owner || !sameProcess(owner.pid, owner.start)) return
@@ -43,16 +38,15 @@ const signalSupervisor = (pod: Pod, signal: NodeJS.Signals): void => {
   }
 }
 
-/** Waits (polling every 100 ms) until the pod is no longer running, or `ms` pass. */
-const waitNotRunning = async (pod: Pod, ms: number): Promise<boolean> => {
-  const deadline = Date.now() + ms
-  for (;;) {
-    pod.refresh()
-    if (pod.state !== 'running') return true
-    if (Date.now() >= deadline) return false
-    await delay(Math.min(POLL_INTERVAL_MS, Math.max(1, deadline - Date.now())))
-  }
-}
+/** Waits until the pod is no longer running, or `ms` pass; whether it stopped. */
+const waitNotRunning = async (pod: Pod, ms: number): Promise<boolean> =>
+  (await poll(
+    () => {
+      pod.refresh()
+      return pod.state !== 'running' || undefined
+    },
+    { timeoutMs: ms },
+  )) === true
 
 /** Stops one pod; throws EBADSTATE for a pod that never ran, ETIMEOUT if it will not die. */
 export const stopPod = async (pod: Pod, opts: StopOptions): Promise<StopOutcome> => {

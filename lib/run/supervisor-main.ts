@@ -4,14 +4,13 @@
  * pod until it ends and exits with the pod's exit code.
  */
 import net from 'node:net'
-import { PodctlError } from '../errors.js'
-import { podFromUUIDString, writeUUIDToFile, type Pod } from '../pod/pod.js'
-import { createPod, discard } from '../pod/prepare.js'
+import { PodctlError, isPodctlError } from '../errors.js'
 import type { PodManifest } from '../pod/manifest.js'
+import { podFromUUIDString, type Pod } from '../pod/pod.js'
 import type { DetachJob, DetachReply } from './detach.js'
-import { Supervisor } from './supervisor.js'
+import { startNewPod } from './new-pod.js'
 import { startPrepared } from './start.js'
-import { setUpPodVolumes } from '../volume/pod-volumes.js'
+import { Supervisor } from './supervisor.js'
 
 const chan = new net.Socket({ fd: 3, readable: true, writable: true })
 
@@ -32,15 +31,7 @@ const reply = (r: DetachReply): Promise<void> => new Promise((resolve) => chan.e
 
 const start = async (job: DetachJob): Promise<{ pod: Pod; manifest: PodManifest }> => {
   if (job.manifest) {
-    const pod = await createPod(job.dataDir, job.manifest)
-    try {
-      if (job.uuidFileSave !== undefined) writeUUIDToFile(pod.uuid, job.uuidFileSave)
-      setUpPodVolumes(pod, job.manifest)
-      pod.toRun()
-    } catch (er) {
-      discard(pod)
-      throw er
-    }
+    const pod = await startNewPod(job.dataDir, job.manifest, { uuidFileSave: job.uuidFileSave })
     return { pod, manifest: job.manifest }
   }
   return startPrepared(podFromUUIDString(job.dataDir, job.uuid!))
@@ -52,7 +43,7 @@ const main = async (): Promise<number> => {
   try {
     started = await start(job)
   } catch (er) {
-    const e = er instanceof PodctlError ? er : new PodctlError('EFAILED', (er as Error).message)
+    const e = isPodctlError(er) ? er : new PodctlError('EFAILED', (er as Error).message)
     await reply({ ok: false, code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) })
     return 1
   }

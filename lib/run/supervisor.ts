@@ -10,15 +10,16 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { DIR_MODE } from '../pod/layout.js'
-import { appType, parseManifest, type App, type PodManifest } from '../pod/manifest.js'
-import { MANIFEST_FILE } from '../pod/record.js'
-import { forkCount, killEscaped } from '../pod/escaped.js'
-import { procStart } from '../pod/owner.js'
+import { DIR_MODE } from '../fs/modes.js'
+import { AppTypeMask, parseManifest, visitApps, type App, type PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { appRoot } from '../pod/prepare.js'
-import { isoTime, newAppRecord, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
-import { checkExecutable } from './executable.js'
+import { podEnvMark } from '../pod/reap.js'
+import { MANIFEST_FILE, isoTime, newAppRecord, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
+import { forkCount, killMarked } from '../proc/escaped.js'
+import { lookPath } from '../proc/executable.js'
+import { procStart } from '../proc/identity.js'
+import { killGroup } from '../proc/signal.js'
 import { GUARDIAN_FD, guardedSpawnArgs } from './guardian.js'
 import { LogWriter } from './log-writer.js'
 import { REQUESTS_DIR, takeRequests, type AppRequest } from './requests.js'
@@ -38,6 +39,16 @@ export interface SupervisorOptions {
   forwardSignals?: boolean
   logMaxBytes?: number
 }
+
+/** The apps of the types in `mask`, in manifest order. */
+const appsOf = (m: PodManifest, mask: number): App[] => {
+  const out: App[] = []
+  visitApps(m, mask, (a) => void out.push(a))
+  return out
+}
+
+/** The environment mark of one app's processes, beside the pod's (lib/pod/reap.ts). */
+const appEnvMark = (name: string): string => `PODCTL_APP_NAME=${name}`
 
 /** The exit code of a process that died of a signal: 128 + its number. */
 export const signalExitCode = (signal: NodeJS.Signals): number => 128 + (os.constants.signals[signal] ?? 0)
@@ -127,8 +138,7 @@ export class Supervisor {
   }
 
   async #runInitApps(): Promise<boolean> {
-    for (const app of this.manifest.apps) {
-      if (appType(app) !== 'init') continue
+    for (const app of appsOf(this.manifest, AppTypeMask.init)) {
       if (this.#stopping) return false
       const running = this.#start(app)
       await running.done
@@ -138,7 +148,7 @@ export class Supervisor {
   }
 
   async #runRegularApps(): Promise<void> {
-    const regular = this.manifest.apps.filter((a) => appType(a) === 'regular')
+    const regular = appsOf(this.manifest, AppTypeMask.regular)
     // Ready once every regular app is recorded as running (or as failed to
     // start): a reader that sees ready_at sees their pids too. The last
     // app's record and ready_at go out in the same write.
@@ -276,7 +286,7 @@ export class Supervisor {
       PODCTL_APP_ROOT: root,
     }
     try {
-      checkExecutable(app.exec[0]!, cwd, env)
+      lookPath(app.exec[0]!, cwd, env)
     } catch (er) {
       this.#cannotStart(app, log, er as NodeJS.ErrnoException)
       beforeStartSaved?.()
@@ -318,7 +328,7 @@ export class Supervisor {
         // guardian included.
         if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL')
         guardianPipe.destroy()
-        killEscaped(this.pod.uuid, app.name, rec.pid_start, spawnedAt)
+        killMarked([podEnvMark(this.pod.uuid), appEnvMark(app.name)], { startedSince: rec.pid_start, spawnedAt })
         this.#running.delete(app.name)
         this.#save()
         let drain: NodeJS.Timeout | undefined
@@ -377,16 +387,14 @@ export class Supervisor {
   }
 
   #finish(): number {
+    // The first failure of an init or regular app, in manifest order (CONTRACT §4).
     let code = 0
-    for (const a of this.manifest.apps) {
-      const t = appType(a)
-      if (t === 'ephemeral') continue
+    visitApps(this.manifest, AppTypeMask.init | AppTypeMask.regular, (a) => {
       const c = this.#appRecord(a.name).exit_code
-      if (c !== null && c !== 0) {
-        code = c
-        break
-      }
-    }
+      if (c === null || c === 0) return true
+      code = c
+      return false
+    })
     this.#record.exit_code = code
     // What only a live supervisor needs goes: an ended pod's record is
     // exactly its CONTRACT §5 view, which list copies without parsing.
@@ -394,15 +402,5 @@ export class Supervisor {
     for (const a of this.#record.apps) if (a.state !== 'running') a.pid_start = null
     this.#save()
     return code
-  }
-}
-
-/** Signals a process group, ignoring one that is gone. */
-export const killGroup = (pgid: number | undefined, signal: NodeJS.Signals): void => {
-  if (pgid === undefined || pgid <= 1) return
-  try {
-    process.kill(-pgid, signal)
-  } catch {
-    // ESRCH: the group is gone
   }
 }

@@ -12,12 +12,13 @@
  * the record says "mounting" and lists every link that may exist.
  */
 import { PodctlError } from '../errors.js'
+import { ensureLink, removeLink } from '../fs/inside.js'
+import { lockHeldAt, lockOwnerAt, type AcquireOptions } from '../lock/lock.js'
 import { opLockPath } from './layout.js'
-import { acquireLock, isHeld, lockHolderPid, type AcquireOptions } from './locking.js'
+import { acquireVolumeLock } from './locking.js'
 import { failpoint } from './failpoint.js'
 import { defaultRegistry } from './plugins/index.js'
 import type { PluginRegistry } from './registry.js'
-import { ensureLink, removeLink } from './safe-fs.js'
 import { readVolumeState, recordedVolumes, removeVolumeState, writeVolumeState } from './state.js'
 import type { PodRef, RecordedMountPoint, TearDownOptions, VolumePlugin, VolumeSpec, VolumeStateRecord } from './types.js'
 import { clearMetricsCache } from './metrics.js'
@@ -41,12 +42,12 @@ export class OperationExecutor {
 
   /** Whether an operation on (this pod, `volume`) is pending in any process (IsOperationPending). */
   isOperationPending(volume: string): boolean {
-    return isHeld(this.#lock(volume))
+    return lockHeldAt(this.#lock(volume))
   }
 
   /** The pid of the process whose operation on `volume` is pending, if any. */
   pendingPid(volume: string): number | undefined {
-    return this.isOperationPending(volume) ? lockHolderPid(this.#lock(volume)) : undefined
+    return this.isOperationPending(volume) ? lockOwnerAt(this.#lock(volume))?.pid : undefined
   }
 
   /**
@@ -54,7 +55,7 @@ export class OperationExecutor {
    * waits (per `opts`) while another is pending.
    */
   run<T>(volume: string, opts: OperationOptions, fn: () => T): T {
-    const held = acquireLock(this.#lock(volume), `volume "${volume}" of pod ${short(this.pod.uuid)}`, opts)
+    const held = acquireVolumeLock(this.#lock(volume), `volume "${volume}" of pod ${short(this.pod.uuid)}`, opts)
     try {
       return fn()
     } finally {

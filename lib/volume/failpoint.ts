@@ -6,8 +6,8 @@
  * Without the variable (always, outside tests) a failpoint costs one
  * environment lookup.
  */
-import fs from 'node:fs'
-import { sleepSync } from '../pod/lock.js'
+import { fsExtra } from '../fs/extra.js'
+import { sleepSync } from '../poll.js'
 
 export type FailpointStage = 'mounting' | 'set-up' | 'linked' | 'unmounting' | 'update-written'
 
@@ -15,6 +15,6 @@ export const failpoint = (stage: FailpointStage, volume: string): void => {
   const want = process.env.PODCTL_TEST_FAILPOINT
   if (want === undefined || (want !== stage && want !== `${stage}:${volume}`)) return
   const file = process.env.PODCTL_TEST_FAILPOINT_FILE
-  if (file) fs.writeFileSync(file, `${process.pid} ${stage} ${volume}\n`)
+  if (file) fsExtra().outputFileSync(file, `${process.pid} ${stage} ${volume}\n`)
   for (;;) sleepSync(1_000) // until the test kills us
 }

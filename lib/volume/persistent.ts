@@ -16,16 +16,18 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { randomBytes } from 'node:crypto'
 import { PodctlError, errnoCode } from '../errors.js'
-import { DIR_MODE, POD_DIRS, podPath } from '../pod/layout.js'
-import { isLocked, lockOwner } from '../pod/lock.js'
+import { uniqueSuffix, writeFileAtomic } from '../fs/atomic.js'
+import { DIR_MODE } from '../fs/modes.js'
+import { removeTree } from '../fs/remove-tree.js'
+import { DEFAULT_WAIT_MS } from '../lock/lock.js'
+import { formatOwner, ownOwner, parseOwner, sameOwner } from '../lock/owner.js'
+import { POD_DIRS, podPath } from '../pod/layout.js'
+import { isLocked, lockOwner } from '../pod/locks.js'
 import { NAME_RE, type AccessMode } from '../pod/manifest.js'
-import { formatOwner, ownOwner, parseOwner } from '../pod/owner.js'
-import { isoTime, writeFileAtomic } from '../pod/record.js'
-import { removeTree } from '../pod/remove-tree.js'
+import { isoTime } from '../pod/record.js'
 import { PV_CLAIMS, PV_DATA, PV_RECORD, pvClaimsDir, pvDataDir, pvDir, pvLockPath, volumesRoot } from './layout.js'
-import { DEFAULT_WAIT_MS, withLock } from './locking.js'
+import { withVolumeLock as withLock } from './locking.js'
 import { diskUsage } from './metrics.js'
 
 export type ReclaimPolicy = 'retain' | 'delete' | 'recycle'
@@ -92,7 +94,7 @@ export const createVolume = (dataDir: string, name: string, opts: CreateVolumeOp
   const root = volumesRoot(dataDir)
   fs.mkdirSync(root, { recursive: true, mode: DIR_MODE })
   sweepVolumesDir(dataDir) // what a crashed create or rm left, long ago
-  const tmp = path.join(root, `.new-${name}-${randomBytes(4).toString('hex')}`)
+  const tmp = path.join(root, `.new-${name}-${uniqueSuffix()}`)
   fs.mkdirSync(tmp, { mode: DIR_MODE })
   try {
     fs.mkdirSync(path.join(tmp, PV_DATA), { mode: DIR_MODE })
@@ -168,7 +170,7 @@ export const claimHolds = (dataDir: string, c: ClaimRecord): boolean => {
   const made = parseOwner(c.owner)
   if (!made || !isLocked(dataDir, c.pod)) return false
   const now = lockOwner(dataDir, c.pod)
-  return now !== undefined && now.pid === made.pid && now.start === made.start && now.boot === made.boot && now.host === made.host
+  return now !== undefined && sameOwner(now, made)
 }
 
 export interface ClaimView extends ClaimRecord {
@@ -344,7 +346,7 @@ const finishRecycle = (dataDir: string, rec: PvRecord): PvRecord => {
 
 /** Moves the volume's directory away (one rename: it is gone at once), then deletes it. */
 const deleteVolumeDir = (dataDir: string, name: string): void => {
-  const away = path.join(volumesRoot(dataDir), `.gone-${name}-${randomBytes(4).toString('hex')}`)
+  const away = path.join(volumesRoot(dataDir), `.gone-${name}-${uniqueSuffix()}`)
   fs.renameSync(pvDir(dataDir, name), away)
   removeTree(away)
 }

@@ -7,7 +7,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError, bug } from '../errors.js'
-import { formatProblems, parseManifest, type ManifestProblem, type PodManifest } from '../pod/manifest.js'
+import { tryLockAt } from '../lock/lock.js'
+import { formatProblems, type ManifestProblem, type PodManifest } from '../pod/manifest.js'
 import { MANIFEST_FILE } from '../pod/record.js'
 import { OperationExecutor, type OperationOptions } from './executor.js'
 import { mountPoints, planMounts, setUpOrder } from './plan.js'
@@ -16,8 +17,7 @@ import { defaultRegistry } from './plugins/index.js'
 import type { PluginRegistry } from './registry.js'
 import { recordedVolumes, removeVolumeStateDir } from './state.js'
 import { volumeLocksDir, volumeStateDir } from './layout.js'
-import { tryLockAt } from '../pod/lock.js'
-import { setBeforeRemoveHook } from '../pod/pod.js'
+import { parsePodManifest } from './manifest.js'
 import type { PodRef, RecordedMountPoint, VolumeSpec } from './types.js'
 
 /** A pod this process may hold the lock of. */
@@ -116,7 +116,7 @@ export const setUpPodVolumes = (pod: LockablePod, m: PodManifest, opts: Operatio
 /** The stored manifest of a pod, if it can be read (it guides the tear-down order). */
 const storedManifest = (podPath: string): PodManifest | undefined => {
   try {
-    return parseManifest(fs.readFileSync(path.join(podPath, MANIFEST_FILE), 'utf8'), { allowEphemeral: true })
+    return parsePodManifest(fs.readFileSync(path.join(podPath, MANIFEST_FILE), 'utf8'), { allowEphemeral: true })
   } catch {
     return undefined
   }
@@ -127,9 +127,11 @@ export const TEARDOWN_OPTIONS: OperationOptions = { wait: true, timeoutMs: 10_00
 
 /**
  * Tears down every volume recorded in the pod's actual state, nested
- * volumes first. Called with the pod locked, before its directory is
- * deleted, so that a pod whose supervisor died mid-mount is cleaned up
- * too. Cheap when the pod has no volumes (one lstat). Throws the first
+ * volumes first. rm, gc and a creator giving up call it (as the pod's
+ * BeforeDelete) with the pod locked, before its directory is deleted, for
+ * every pod: a pod whose supervisor died mid-mount is cleaned up too, and
+ * so are the operation locks of a process killed before it recorded a
+ * volume. Cheap when the pod has no volumes (one lstat). Throws the first
  * failure after trying every volume.
  */
 export const tearDownPodVolumes = (pod: PodRef, opts: OperationOptions = TEARDOWN_OPTIONS, registry: PluginRegistry = defaultRegistry()): void => {
@@ -198,7 +200,3 @@ const opLockNames = (dir: string): readonly string[] => {
   opLockSnapshots.set(dir, { at: now, names })
   return names
 }
-
-// Whoever sets volumes up can tear them down: Pod.remove() calls this for
-// every pod it deletes once volume support is loaded (lib/volume/register.ts).
-setBeforeRemoveHook((pod) => tearDownPodVolumes(pod))

@@ -8,9 +8,10 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { errnoCode } from '../errors.js'
 import { NAME_RE } from '../pod/manifest.js'
-import { isoTime, writeFileAtomic } from '../pod/record.js'
+import { writeFileAtomic } from '../fs/atomic.js'
+import { isoTime } from '../pod/record.js'
 import { POD_VOLUME_STATE, volumeStateDir } from './layout.js'
-import { mkdirsInside, resolveInside } from './safe-fs.js'
+import { mkdirsInside, resolveInside } from '../fs/inside.js'
 import type { VolumeStateRecord } from './types.js'
 
 const fileOf = (name: string): string => `${name}.json`

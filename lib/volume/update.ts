@@ -12,7 +12,7 @@ import { AtomicWriter, payloadProblems, type Payload } from './atomic-writer.js'
 import { OperationExecutor, notMounted, type OperationOptions } from './executor.js'
 import { failpoint } from './failpoint.js'
 import { podVolumeRel } from './layout.js'
-import { resolveInside } from './safe-fs.js'
+import { resolveInside } from '../fs/inside.js'
 import { readVolumeState } from './state.js'
 
 const short = (uuid: string): string => uuid.slice(0, 8)

@@ -3,7 +3,7 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
-import { podProcesses } from '../../lib/pod/escaped.js'
+import { processesWithEnv } from '../../lib/proc/escaped.js'
 import {
   TIME_RE,
   UUID_RE,
@@ -395,5 +395,5 @@ t.test('an app whose escaped (setsid) child keeps its stdout open: the pod still
     // still running
   }
   t.ok(ended, 'the pod ends once its app has exited')
-  t.strictSame(podProcesses(uuid), [], 'and the escaped child was killed with its app')
+  t.strictSame(processesWithEnv([`PODCTL_POD_UUID=${uuid}`]), [], 'and the escaped child was killed with its app')
 })

@@ -11,6 +11,8 @@ import path from 'node:path'
 import { BIN, allPods, alive, dataDir, manifestFile, podDir, podRecord, podctl, podctlJson, pollUntil, processesUnder, runDetached } from '../helpers/run-util.js'
 import { listTree, snapshot } from '../helpers/volume-util.js'
 
+type Test = Parameters<Parameters<typeof t.test>[0]>[0]
+
 const sh = (script: string): string[] => ['/bin/sh', '-c', script]
 
 const manifest = (host: string, script = 'echo hi > $PODCTL_APP_ROOT/data/x; echo row >> $PODCTL_APP_ROOT/db/rows') => ({
@@ -38,7 +40,7 @@ const manifest = (host: string, script = 'echo hi > $PODCTL_APP_ROOT/data/x; ech
 })
 
 /** A data dir with a host source and persistent volume db (reclaim as given). */
-const setUp = async (t: Tap.Test, reclaim = 'retain') => {
+const setUp = async (t: Test, reclaim = 'retain') => {
   const dir = dataDir(t)
   const host = path.join(dir, 'host-src')
   fs.mkdirSync(path.join(host, 'sub'), { recursive: true })
@@ -49,7 +51,7 @@ const setUp = async (t: Tap.Test, reclaim = 'retain') => {
 }
 
 /** Everything is clean: no pod, no claim, no lock, no leftovers; the host path as it was. */
-const clean = (t: Tap.Test, dir: string, host: string, hostBefore: string, what: string): void => {
+const clean = (t: Test, dir: string, host: string, hostBefore: string, what: string): void => {
   t.same(allPods(dir), [], `${what}: no pod is left`)
   t.equal(snapshot(host), hostBefore, `${what}: the host path is untouched`)
   if (fs.existsSync(path.join(dir, 'volumes', 'db'))) t.same(fs.readdirSync(path.join(dir, 'volumes', 'db', 'claims')), [], `${what}: no claim is left`)
@@ -57,7 +59,7 @@ const clean = (t: Tap.Test, dir: string, host: string, hostBefore: string, what:
 }
 
 /** Runs podctl with a failpoint; resolves with the stopped process's pid once it is there. */
-const stopAt = async (t: Tap.Test, dir: string, args: string[], failpoint: string) => {
+const stopAt = async (t: Test, dir: string, args: string[], failpoint: string) => {
   const marker = path.join(dir, `fp-${process.hrtime.bigint()}`)
   const env = { ...process.env, PODCTL_TEST_FAILPOINT: failpoint, PODCTL_TEST_FAILPOINT_FILE: marker }
   // Through env -u NODE_OPTIONS, as every spawned podctl (see test/helpers/run-util.ts).

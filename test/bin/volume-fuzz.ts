@@ -17,7 +17,7 @@ import { snapshot } from '../helpers/volume-util.js'
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 
-const JUNK: fc.Arbitrary<Json> = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.string({ maxLength: 6 }), fc.constant([]), fc.constant({}))
+const JUNK: fc.Arbitrary<Json> = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.string({ maxLength: 6 }), fc.constant<Json>([]), fc.constant<Json>({}))
 const maybe = <T>(a: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> => fc.option(a, { nil: undefined, freq: 3 })
 /** Drops undefined fields, so that "missing" is missing. */
 const obj = (o: Record<string, Json | undefined>): Json => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Json

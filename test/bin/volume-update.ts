@@ -70,10 +70,11 @@ t.test(`a running app reading its files volume during ${UPDATES} updates never s
 
 t.test('the reader catches a mix and a torn file (the checks above are not vacuous)', async (t) => {
   const { spawnSync } = await import('node:child_process')
-  const broken = (files: Record<string, string>): Record<string, number> => {
+  type Tree = { [name: string]: string | Tree }
+  const broken = (files: Tree): Record<string, number> => {
     const root = t.testdir({ cfg: { '..v': files }, out: {} })
     fs.symlinkSync('..v', path.join(root, 'cfg', '..data'))
-    const env = { ...process.env, PODCTL_APP_ROOT: root, READER_ONCE: '1' }
+    const env: NodeJS.ProcessEnv = { ...process.env, PODCTL_APP_ROOT: root, READER_ONCE: '1' }
     delete env.NODE_OPTIONS
     const r = spawnSync(process.execPath, [READER], { env, encoding: 'utf8' })
     t.equal(r.status, 0, r.stderr)

@@ -6,11 +6,13 @@ import path from 'node:path'
 import { STACK_RE, TIME_RE, jsonErrors, parseTable, podctl, preparedPod, tree } from '../helpers/cli-util.js'
 import { volumeManifest } from '../helpers/volume-util.js'
 
+type Test = Parameters<Parameters<typeof t.test>[0]>[0]
+
 const VIEW_KEYS = ['access_mode', 'claims', 'created_at', 'in_use_by', 'kind', 'name', 'path', 'phase', 'reclaim', 'size_limit_bytes']
 const INSPECT_KEYS = [...VIEW_KEYS, 'available_bytes', 'capacity_bytes', 'over_size_limit', 'used_bytes', 'used_inodes'].sort()
 
 /** A refusal: the exit code, one "podctl: ..." message, no stack, nothing on stdout. */
-const refused = (t: Tap.Test, r: ReturnType<typeof podctl>, status: number, message: RegExp, what: string): void => {
+const refused = (t: Test, r: ReturnType<typeof podctl>, status: number, message: RegExp, what: string): void => {
   t.equal(r.status, status, `${what}: exit ${status}`)
   t.match(r.stderr, message, `${what}: the message`)
   t.match(r.stderr, /^podctl: /, `${what}: starts with podctl:`)

@@ -13,11 +13,13 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { gc } from '../../lib/pod/gc.js'
-import { POD_DIRS, UUID_RE, ensureDataDir } from '../../lib/pod/layout.js'
+import { POD_DIRS, ensureDataDir, isPodUUID } from '../../lib/pod/layout.js'
 import { Include, listPods } from '../../lib/pod/walk.js'
 import { preparePod } from '../../lib/pod/prepare.js'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { alive, allPids, lockHolder, processesOfPods } from '../helpers/run-util.js'
+
+type Test = Parameters<Parameters<typeof t.test>[0]>[0]
 
 const bin = fileURLToPath(new URL('../../bin/podctl', import.meta.url))
 const seed = Number(process.env.CRASH_SEED ?? 20261122)
@@ -89,13 +91,13 @@ const settle = async (dir: string, trial: number): Promise<void> => {
   }
 }
 
-const checkInvariants = async (t: Tap.Test, dir: string, label: string): Promise<void> => {
+const checkInvariants = async (t: Test, dir: string, label: string): Promise<void> => {
   // 1. No UUID in two state dirs; every entry is a pod directory.
   const where = new Map<string, string>()
   for (const d of POD_DIRS) {
     for (const e of fs.readdirSync(path.join(dir, 'pods', d), { withFileTypes: true })) {
       if (e.name.startsWith('.')) continue
-      t.ok(UUID_RE.test(e.name) && e.isDirectory(), `${label}: ${d}/${e.name} is a pod directory`)
+      t.ok(isPodUUID(e.name) && e.isDirectory(), `${label}: ${d}/${e.name} is a pod directory`)
       t.notOk(where.has(e.name), `${label}: ${e.name} is in ${where.get(e.name)} and ${d}`)
       where.set(e.name, d)
       allUuidsSeen.add(e.name)

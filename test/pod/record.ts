@@ -3,7 +3,7 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { RECORD_FILE, emptyRecord, initialRecord, isoTime, readRecord, writeFileAtomic, writeRecord } from '../../lib/pod/record.js'
+import { RECORD_FILE, emptyRecord, initialRecord, isoTime, readRecord, writeRecord } from '../../lib/pod/record.js'
 import type { PodManifest } from '../../lib/pod/manifest.js'
 
 const UUID = '8c3b1f0e-2a4d-4c4b-9a57-0d7c4b1e2f3a'
@@ -61,18 +61,6 @@ t.test('writeRecord and readRecord', async (t) => {
     fs.writeFileSync(path.join(dir, RECORD_FILE), bad)
     t.equal(readRecord(dir), undefined, `damaged: ${bad}`)
   }
-})
-
-t.test('writeFileAtomic replaces, never leaves a temporary, and fails cleanly', async (t) => {
-  const dir = t.testdir({ f: 'old' })
-  writeFileAtomic(dir, 'f', 'new', { sync: true })
-  t.equal(fs.readFileSync(path.join(dir, 'f'), 'utf8'), 'new')
-  t.strictSame(fs.readdirSync(dir), ['f'])
-  fs.mkdirSync(path.join(dir, 'adir'))
-  fs.writeFileSync(path.join(dir, 'adir', 'x'), '')
-  t.throws(() => writeFileAtomic(dir, 'adir', 'x'), 'renaming a file over a non-empty dir fails')
-  t.strictSame(fs.readdirSync(dir).sort(), ['adir', 'f'], 'and leaves no temporary')
-  t.throws(() => writeFileAtomic(path.join(dir, 'missing'), 'f', 'x'), { code: 'ENOENT' })
 })
 
 t.test('private fields are stored apart from the CONTRACT §5 ones and read back', async (t) => {

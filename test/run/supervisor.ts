@@ -8,7 +8,8 @@ import { createPod } from '../../lib/pod/prepare.js'
 import { readRecord } from '../../lib/pod/record.js'
 import { addApp, removeApp, startApp, stopApp } from '../../lib/run/apps.js'
 import { logFiles } from '../../lib/run/log-writer.js'
-import { Supervisor, killGroup, signalExitCode, type OutputSink } from '../../lib/run/supervisor.js'
+import { killGroup } from '../../lib/proc/signal.js'
+import { Supervisor, signalExitCode, type OutputSink } from '../../lib/run/supervisor.js'
 import { alive, dataDir, pollUntil, processesOfPods, type Test } from '../helpers/run-util.js'
 
 const sh = (script: string): string[] => ['/bin/sh', '-c', script]

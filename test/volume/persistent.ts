@@ -5,7 +5,7 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError } from '../../lib/errors.js'
-import { tryLock } from '../../lib/pod/lock.js'
+import { tryLock } from '../../lib/pod/locks.js'
 import { preparePod } from '../../lib/pod/prepare.js'
 import {
   claimViews,
@@ -20,6 +20,8 @@ import {
 } from '../../lib/volume/persistent.js'
 import { pvDataDir, pvDir } from '../../lib/volume/layout.js'
 import { actor, listTree, volumeManifest } from '../helpers/volume-util.js'
+
+type Test = Parameters<Parameters<typeof t.test>[0]>[0]
 
 const code = (fn: () => unknown): string | undefined => {
   try {
@@ -134,7 +136,7 @@ t.test('a volume over its size limit cannot be claimed', async (t) => {
   t.match((t.throws(() => claimVolume(dir, 'small', a)) as Error).message, /uses \d+ bytes, over its size limit of 1/)
 })
 
-const released = async (t: Tap.Test, reclaim: 'retain' | 'delete' | 'recycle') => {
+const released = async (t: Test, reclaim: 'retain' | 'delete' | 'recycle') => {
   const dir = t.testdir({ outside: { 'victim.txt': 'precious' } })
   createVolume(dir, 'db', { reclaim })
   const data = pvDataDir(dir, 'db')

@@ -2,7 +2,8 @@
 // places, conflicts between apps, cycles, and the set-up order; and that
 // manifest validation reports these problems with field paths.
 import t from 'tap'
-import { manifestProblems, type PodManifest } from '../../lib/pod/manifest.js'
+import type { PodManifest } from '../../lib/pod/manifest.js'
+import { podManifestProblems as manifestProblems } from '../../lib/volume/manifest.js'
 import { mountPoints, mountProblems, normalizeMountPath, planMounts, setUpOrder } from '../../lib/volume/plan.js'
 
 type Kind = 'empty' | 'host' | 'files' | 'persistent'

@@ -1,5 +1,6 @@
 /** podctl app: mutable pods (rkt's app sandbox) and their apps. */
 import type { Command } from 'commander'
+import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
 import { registerAppAdd } from './app/add.js'
 import { registerAppList } from './app/list.js'
@@ -9,24 +10,26 @@ import { registerAppStart } from './app/start.js'
 import { registerAppStatus } from './app/status.js'
 import { registerAppStop } from './app/stop.js'
 
-export const registerApp = (program: Command, ctx: Context): void => {
-  const app = program
-    .command('app')
-    .description('mutable pods: a running sandbox whose apps are added, started, stopped and removed one by one')
-    .addHelpText(
-      'after',
-      `
+export const app: CommandSpec = {
+  name: 'app',
+  description: 'mutable pods: a running sandbox whose apps are added, started, stopped and removed one by one',
+  define: (cmd: Command, ctx: Context): void => {
+    const app = cmd
+      .addHelpText(
+        'after',
+        `
 Example:
   $ U=$(podctl app sandbox --detach)
   $ podctl app add $U --name web -- python3 -m http.server 8080
   $ podctl app start $U web
   $ podctl app list $U`,
-    )
-  registerAppSandbox(app, ctx)
-  registerAppAdd(app, ctx)
-  registerAppStart(app, ctx)
-  registerAppStop(app, ctx)
-  registerAppRm(app, ctx)
-  registerAppList(app, ctx)
-  registerAppStatus(app, ctx)
+      )
+    registerAppSandbox(app, ctx)
+    registerAppAdd(app, ctx)
+    registerAppStart(app, ctx)
+    registerAppStop(app, ctx)
+    registerAppRm(app, ctx)
+    registerAppList(app, ctx)
+    registerAppStatus(app, ctx)
+  },
 }

@@ -1,21 +1,26 @@
 /** podctl list: all pods, as a table or JSON (CONTRACT §5). */
-import { Option, type Command } from 'commander'
-import { dataDirOf, FORMATS, type Context } from '../context.js'
-import { listOutput, type ListOptions } from '../list-output.js'
+import type { Command } from 'commander'
+import type { CommandSpec } from '../command-spec.js'
+import type { Context } from '../context.js'
+import { addFormatOption, collect, dataDirOf } from '../options.js'
 
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v]
+export interface ListOptions {
+  format: string
+  full?: boolean
+  /** false: no header line (--no-legacy). */
+  legacy: boolean
+  state?: string[]
+}
 
-export const registerList = (program: Command, ctx: Context): void => {
-  program
-    .command('list')
-    .description('list all pods')
-    .addOption(new Option('--format <format>', 'output format').choices(FORMATS).default('table'))
-    .option('--full', 'full UUIDs and RFC 3339 times')
-    .option('--no-legacy', 'no header line')
-    .option('--state <state>', 'only pods in this state (repeatable), e.g. running, exited, "exited garbage"', collect)
-    .addHelpText('after', '\nExamples:\n  $ podctl list\n  $ podctl list --state running --format json')
-    .action(async (opts: ListOptions, self: Command) => {
-      ctx.state.format = opts.format
-      ctx.io.out(await listOutput(dataDirOf(self), opts))
-    })
+export const list: CommandSpec = {
+  name: 'list',
+  description: 'list all pods',
+  define: (cmd: Command, ctx: Context): void => {
+    addFormatOption(cmd, ctx)
+      .option('--full', 'full UUIDs and RFC 3339 times')
+      .option('--no-legacy', 'no header line')
+      .option('--state <state>', 'only pods in this state (repeatable), e.g. running, exited, "exited garbage"', collect)
+      .addHelpText('after', '\nExamples:\n  $ podctl list\n  $ podctl list --state running --format json')
+      .action(async (opts: ListOptions, self: Command) => ctx.io.out(await (await import('../actions/list.js')).listOutput(dataDirOf(self), opts)))
+  },
 }

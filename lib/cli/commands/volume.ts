@@ -1,5 +1,6 @@
 /** podctl volume: persistent volumes, and updates of a running pod's files volumes. */
 import type { Command } from 'commander'
+import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
 import { registerVolumeCreate } from './volume/create.js'
 import { registerVolumeInspect } from './volume/inspect.js'
@@ -7,13 +8,14 @@ import { registerVolumeList } from './volume/list.js'
 import { registerVolumeRm } from './volume/rm.js'
 import { registerVolumeUpdate } from './volume/update.js'
 
-export const registerVolume = (program: Command, ctx: Context): void => {
-  const volume = program
-    .command('volume')
-    .description('volumes: create, list, inspect and remove persistent volumes; update the files volume of a running pod')
-    .addHelpText(
-      'after',
-      `
+export const volume: CommandSpec = {
+  name: 'volume',
+  description: 'volumes: create, list, inspect and remove persistent volumes; update the files volume of a running pod',
+  define: (cmd: Command, ctx: Context): void => {
+    const volume = cmd
+      .addHelpText(
+        'after',
+        `
 Examples:
   $ podctl volume create db --reclaim retain --size-limit 1G
   $ podctl volume list
@@ -22,10 +24,11 @@ Examples:
   $ podctl volume rm db
 
 Documentation: Documentation/subcommands/volume.md`,
-    )
-  registerVolumeCreate(volume, ctx)
-  registerVolumeList(volume, ctx)
-  registerVolumeInspect(volume, ctx)
-  registerVolumeRm(volume, ctx)
-  registerVolumeUpdate(volume, ctx)
+      )
+    registerVolumeCreate(volume, ctx)
+    registerVolumeList(volume, ctx)
+    registerVolumeInspect(volume, ctx)
+    registerVolumeRm(volume, ctx)
+    registerVolumeUpdate(volume, ctx)
+  },
 }

@@ -2,10 +2,10 @@
  * `empty`: a directory owned by the pod, `<pod>/volumes/<name>/`, created
  * empty when the pod starts and deleted with it (emptyDir).
  */
-import { removeTree } from '../../pod/remove-tree.js'
+import { removeTree } from '../../fs/remove-tree.js'
 import { podVolumeDir, podVolumeRel } from '../layout.js'
 import { volumeMetrics } from '../metrics.js'
-import { mkdirsInside, resolveInside } from '../safe-fs.js'
+import { mkdirsInside, resolveInside } from '../../fs/inside.js'
 import type { Mounter, PodRef, Unmounter, VolumePlugin, VolumeSpec, VolumeStateRecord } from '../types.js'
 import { specFromRecord } from './spec.js'
 

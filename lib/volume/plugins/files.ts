@@ -5,7 +5,7 @@
 import { PodctlError } from '../../errors.js'
 import { podVolumeDir, podVolumeRel } from '../layout.js'
 import { AtomicWriter, payloadFromFiles } from '../atomic-writer.js'
-import { mkdirsInside } from '../safe-fs.js'
+import { mkdirsInside } from '../../fs/inside.js'
 import type { Mounter, PodRef, Unmounter, VolumePlugin, VolumeSpec, VolumeStateRecord } from '../types.js'
 import { inPodMetrics, removeInPod } from './empty.js'
 import { specFromRecord } from './spec.js'

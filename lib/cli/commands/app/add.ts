@@ -1,10 +1,9 @@
 /** podctl app add: add an app to a mutable pod. */
 import type { Command } from 'commander'
-import { dataDirOf, type Context } from '../../context.js'
+import type { Context } from '../../context.js'
+import { collect, dataDirOf } from '../../options.js'
 
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v]
-
-export const registerAppAdd = (app: Command, _ctx: Context): void => {
+export const registerAppAdd = (app: Command, ctx: Context): void => {
   app
     .command('add')
     .description('add an app to a running mutable pod (created, not started: see app start)')
@@ -14,13 +13,7 @@ export const registerAppAdd = (app: Command, _ctx: Context): void => {
     .option('--ephemeral', 'an ephemeral app: never decides the pod exit code')
     .option('--env <KEY=VALUE>', 'environment variable (repeatable)', collect)
     .addHelpText('after', '\nExample:\n  $ podctl app add 8c3b1f0e --name worker --env QUEUE=jobs -- node worker.js')
-    .action(async (uuid: string, command: string[], opts: { name: string; ephemeral?: boolean; env?: string[] }, self: Command) => {
-      const [{ podFromUUIDString }, { addApp }, { appFromCommand }] = await Promise.all([
-        import('../../../pod/pod.js'),
-        import('../../../run/apps.js'),
-        import('../../pod-input.js'),
-      ])
-      const newApp = appFromCommand(opts.name, command, opts.env ?? [], opts.ephemeral === true)
-      await addApp(podFromUUIDString(dataDirOf(self), uuid), newApp)
-    })
+    .action(async (uuid: string, command: string[], opts: { name: string; ephemeral?: boolean; env?: string[] }, self: Command) =>
+      (await import('../../actions/app.js')).add(ctx, dataDirOf(self), uuid, command, opts),
+    )
 }

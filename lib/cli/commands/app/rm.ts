@@ -1,16 +1,14 @@
 /** podctl app rm: remove an app from a mutable pod. */
 import type { Command } from 'commander'
-import { dataDirOf, type Context } from '../../context.js'
+import type { Context } from '../../context.js'
+import { dataDirOf } from '../../options.js'
 
-export const registerAppRm = (app: Command, _ctx: Context): void => {
+export const registerAppRm = (app: Command, ctx: Context): void => {
   app
     .command('rm')
     .description('remove an app from a mutable pod, stopping it first if it runs')
     .argument('<uuid>', 'pod UUID or unambiguous prefix')
     .argument('<name>', 'app name')
     .addHelpText('after', '\nExample:\n  $ podctl app rm 8c3b1f0e worker')
-    .action(async (uuid: string, name: string, _opts: unknown, self: Command) => {
-      const [{ podFromUUIDString }, { removeApp }] = await Promise.all([import('../../../pod/pod.js'), import('../../../run/apps.js')])
-      await removeApp(podFromUUIDString(dataDirOf(self), uuid), name)
-    })
+    .action(async (uuid: string, name: string, _opts: unknown, self: Command) => (await import('../../actions/app.js')).rm(ctx, dataDirOf(self), uuid, name))
 }

@@ -1,0 +1,36 @@
+/** What `podctl gc` does. */
+import { dataDirExists } from '../../pod/layout.js'
+import { gc as collect, type GcResult } from '../../pod/gc.js'
+import { tearDownPodVolumes } from '../../volume/pod-volumes.js'
+import type { GcCliOptions } from '../commands/gc.js'
+import type { Context } from '../context.js'
+import { isJson, progressReporter, toJson } from '../output.js'
+
+/** One gc pass; prints what it marked and deleted, and exits 1 if anything could not be handled. */
+export const gc = (ctx: Context, dataDir: string, opts: GcCliOptions): void => {
+  const json = isJson(opts.format)
+  let result: GcResult = { marked: [], deleted: [], skipped: [], failed: [] }
+  if (dataDirExists(dataDir)) {
+    const progress = progressReporter(ctx.io, 'gc', !json)
+    result = collect(dataDir, {
+      gracePeriodMs: opts.gracePeriod,
+      expirePreparedMs: opts.expirePrepared,
+      markOnly: opts.markOnly === true,
+      onProgress: progress.report,
+      beforeDelete: tearDownPodVolumes,
+    })
+    progress.finish()
+  }
+  for (const f of result.failed) ctx.io.err(`podctl: gc: ${f.path ?? f.uuid}: ${f.reason}\n`)
+  if (ctx.state.debug) for (const s of result.skipped) ctx.io.err(`podctl: gc: skipped ${s.uuid}: ${s.reason}\n`)
+  if (json) {
+    const skipped = [...result.skipped, ...result.failed.map((f) => ({ ...f, reason: `error: ${f.reason}` }))]
+    ctx.io.out(toJson({ marked: result.marked, deleted: result.deleted, skipped }, opts.format))
+  } else {
+    ctx.io.out(result.marked.map((u) => `marked ${u}\n`).join('') + result.deleted.map((u) => `deleted ${u}\n`).join(''))
+  }
+  if (result.failed.length > 0) {
+    ctx.state.exitCode = 1
+    if (json) ctx.io.err(`${JSON.stringify({ error: { code: 'EFAILED', message: `gc could not handle ${result.failed.length} entries` } })}\n`)
+  }
+}

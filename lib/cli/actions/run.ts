@@ -1,0 +1,61 @@
+/**
+ * What `podctl run`, `run-prepared` and `app sandbox` do once their pod is
+ * known: in the foreground this process is the pod's supervisor; with
+ * --detach a new process is (lib/run/detach.ts) and this one prints the UUID.
+ */
+import path from 'node:path'
+import { RunFailure } from '../../errors.js'
+import type { PodManifest } from '../../pod/manifest.js'
+import { podFromUUIDString, type Pod } from '../../pod/pod.js'
+import { runDetached } from '../../run/detach.js'
+import { startNewPod } from '../../run/new-pod.js'
+import { startPrepared } from '../../run/start.js'
+import { Supervisor } from '../../run/supervisor.js'
+import { terminalOutput } from '../../run/terminal-output.js'
+import type { Context } from '../context.js'
+import type { PodInputOptions } from '../options.js'
+import { manifestFromInputs } from '../pod-input.js'
+import { stdout } from '../stdout.js'
+
+/**
+ * Supervises a running pod in the foreground, its apps' output on the
+ * terminal; returns the pod's exit code. Errors before the pod runs keep
+ * their own exit codes (2, 3, 4); podctl's own failure once it runs is 125
+ * (CONTRACT §4).
+ */
+const supervise = async (pod: Pod, manifest: PodManifest, prefixAlways = false): Promise<number> => {
+  const output = terminalOutput(prefixAlways || manifest.apps.length > 1, { stdout, stderr: () => process.stderr })
+  try {
+    return await new Supervisor(pod, manifest, { output }).run()
+  } catch (er) {
+    throw new RunFailure(`running pod ${pod.uuid} failed: ${(er as Error).message}`, undefined, { cause: er })
+  }
+}
+
+/** The new pod of `run` or `app sandbox`: detached (prints the UUID) or supervised here (sets the exit code). */
+export const runNewPod = async (ctx: Context, dataDir: string, manifest: PodManifest, opts: { detach?: boolean; uuidFileSave?: string }, onRunning?: (pod: Pod) => void): Promise<void> => {
+  // The detached supervisor runs in / : it gets an absolute path.
+  const uuidFileSave = opts.uuidFileSave !== undefined ? path.resolve(opts.uuidFileSave) : undefined
+  if (opts.detach) {
+    ctx.io.out(`${await runDetached({ dataDir, manifest, ...(uuidFileSave !== undefined ? { uuidFileSave } : {}) })}\n`)
+    return
+  }
+  const pod = await startNewPod(dataDir, manifest, { uuidFileSave })
+  onRunning?.(pod)
+  ctx.state.exitCode = await supervise(pod, manifest, onRunning !== undefined)
+}
+
+/** podctl run: prepare and run a pod from the inputs. */
+export const run = async (ctx: Context, dataDir: string, command: string[], opts: PodInputOptions & { detach?: boolean }): Promise<void> =>
+  runNewPod(ctx, dataDir, manifestFromInputs(opts, command, undefined, 'run'), opts)
+
+/** podctl run-prepared: run a prepared pod. */
+export const runPrepared = async (ctx: Context, dataDir: string, uuid: string, opts: { detach?: boolean }): Promise<void> => {
+  const pod = podFromUUIDString(dataDir, uuid)
+  if (opts.detach) {
+    ctx.io.out(`${await runDetached({ dataDir, uuid: pod.uuid })}\n`)
+    return
+  }
+  const started = startPrepared(pod)
+  ctx.state.exitCode = await supervise(started.pod, started.manifest)
+}

@@ -1,0 +1,68 @@
+/** What `podctl status` does: wait if asked, then print one pod. */
+import { PodctlError } from '../../errors.js'
+import { parseDuration, parseNonNegativeDuration } from '../../duration.js'
+import { podFromUUIDString } from '../../pod/pod.js'
+import { reapOrphans } from '../../pod/reap.js'
+import type { PodView } from '../../pod/view.js'
+import { podView } from '../../pod/view.js'
+import { waitFinished, waitReady } from '../../pod/wait.js'
+import { volumeStatusLine } from '../../volume/status-line.js'
+import { withVolumes, type VolumeView } from '../../volume/view.js'
+import type { StatusOptions } from '../commands/status.js'
+import type { Context } from '../context.js'
+import { isJson, toJson } from '../output.js'
+
+/** rkt-style key=value lines; keys with no value yet are left out. */
+export const statusLines = (v: PodView & { volumes?: VolumeView[] }): string => {
+  const lines = [`state=${v.state}`]
+  if (v.created_at) lines.push(`created=${v.created_at}`)
+  if (v.started_at) lines.push(`started=${v.started_at}`)
+  if (v.pid !== null) lines.push(`pid=${v.pid}`)
+  lines.push(`exited=${v.state === 'exited' || v.state === 'exited garbage' || v.state === 'exited deleting'}`)
+  for (const a of v.apps) if (a.exit_code !== null) lines.push(`app-${a.name}=${a.exit_code}`)
+  for (const vol of v.volumes ?? []) lines.push(volumeStatusLine(vol))
+  return `${lines.join('\n')}\n`
+}
+
+const isDuration = (text: string): boolean => {
+  try {
+    parseDuration(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The pod and the waits a status command line asks for. `--wait` and
+ * `--wait-ready` take an optional duration, and commander gives them the
+ * next word unless it starts with "-": `status --wait UUID` arrives with
+ * UUID as the duration and no pod. In rkt's syntax (`--wait[=DURATION]`)
+ * that word is the pod, so when the pod is missing, the word one of them
+ * took is the pod: the one that is not a duration, or the only one.
+ */
+export const podAndWaits = (uuid: string | undefined, opts: StatusOptions): { uuid: string; wait?: true | string; waitReady?: true | string } => {
+  if (uuid !== undefined) return { uuid, ...opts }
+  const taken = (['wait', 'waitReady'] as const).filter((k) => typeof opts[k] === 'string')
+  const pod = taken.length === 1 ? taken : taken.filter((k) => !isDuration(opts[k] as string))
+  if (pod.length !== 1) throw new PodctlError('EUSAGE', "missing required argument 'uuid'", 'usage: podctl status UUID [--wait[=DURATION]] [--wait-ready[=DURATION]]')
+  const key = pod[0]!
+  return { ...opts, uuid: opts[key] as string, [key]: true }
+}
+
+const timeoutSignal = (value: true | string | undefined, flag: string): AbortSignal | undefined =>
+  typeof value === 'string' ? AbortSignal.timeout(parseNonNegativeDuration(value, flag)) : undefined
+
+/** Waits as asked, then prints the pod. */
+export const status = async (ctx: Context, dataDir: string, uuidArg: string | undefined, opts: StatusOptions): Promise<void> => {
+  const { uuid, wait, waitReady: ready } = podAndWaits(uuidArg, opts)
+  // Durations are checked before anything is touched.
+  const readySignal = timeoutSignal(ready, '--wait-ready')
+  const finishSignal = timeoutSignal(wait, '--wait')
+  const pod = podFromUUIDString(dataDir, uuid)
+  if (ready !== undefined) await waitReady(pod, readySignal ? { signal: readySignal } : {})
+  if (wait !== undefined) await waitFinished(pod, finishSignal ? { signal: finishSignal } : {})
+  reapOrphans(pod)
+  const v = withVolumes(pod, podView(pod))
+  ctx.io.out(isJson(opts.format) ? toJson(v, opts.format) : statusLines(v))
+}

@@ -1,0 +1,90 @@
+/**
+ * The podctl program: every command, its options and its help, declared
+ * with commander, which parses every command line. Each command is
+ * registered by name and description; the rest of its definition is added
+ * when commander dispatches to it (the preSubcommand hook) or shows its
+ * help, so a command line builds one command's option table. A command's
+ * behaviour lives in lib/cli/actions/ and is loaded only when it runs.
+ */
+import { Command } from 'commander'
+import type { CommandSpec } from './command-spec.js'
+import { app } from './commands/app.js'
+import { catManifest } from './commands/cat-manifest.js'
+import { gc } from './commands/gc.js'
+import { list } from './commands/list.js'
+import { logs } from './commands/logs.js'
+import { prepare } from './commands/prepare.js'
+import { rm } from './commands/rm.js'
+import { runPrepared } from './commands/run-prepared.js'
+import { run } from './commands/run.js'
+import { status } from './commands/status.js'
+import { stop } from './commands/stop.js'
+import { version } from './commands/version.js'
+import { volume } from './commands/volume.js'
+import type { Context } from './context.js'
+import { addGlobalOptions, parseDurations } from './options.js'
+import { podctlVersion } from './version-info.js'
+
+/** In the order `podctl --help` lists them. */
+const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, stop, logs, rm, gc, app, catManifest, volume, version]
+
+/** Builds the program. exitOverride and the output settings are set before the commands, which copy them. */
+export const buildProgram = (ctx: Context): Command => {
+  const program = new Command('podctl')
+    .description('podctl: a daemonless pod lifecycle manager (rkt-style pods for Node.js)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => ctx.io.out(s),
+      writeErr: (s) => ctx.io.err(s),
+      outputError: (s, write) => write(`podctl: ${s.replace(/^error: /, '')}`),
+      // Help is as wide as a terminal would be; asking process.stdout for
+      // its width would create the stream (and its cost) on every command.
+      getOutHelpWidth: () => 80,
+      getErrHelpWidth: () => 80,
+    })
+    .showSuggestionAfterError(true)
+    // `help [command...]` is a command of ours (below): commander's own
+    // shows a command's help without dispatching to it.
+    .helpCommand(false)
+  addGlobalOptions(program, ctx)
+    .version(podctlVersion(), '--version', 'print the podctl version')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ podctl prepare -- sleep 60          # prints the new pod's UUID
+  $ podctl list
+  $ podctl status 8c3b1f0e --format json
+  $ podctl gc --grace-period 0s
+
+Documentation: Documentation/subcommands/<command>.md`,
+    )
+  const pending = new Map<Command, CommandSpec>()
+  for (const spec of COMMANDS) pending.set(program.command(spec.name).description(spec.description), spec)
+  const define = (cmd: Command): void => {
+    const spec = pending.get(cmd)
+    if (spec === undefined) return
+    pending.delete(cmd)
+    spec.define(cmd, ctx)
+  }
+  program
+    .hook('preSubcommand', (_program, sub) => define(sub))
+    .hook('preAction', (_program, action) => parseDurations(action))
+  program
+    .command('help')
+    .description('display help for a command')
+    .argument('[command...]', 'the command, e.g. status or volume create')
+    .action((names: string[]) => {
+      let cmd = program
+      for (const name of names) {
+        const sub = cmd.commands.find((c) => c.name() === name || c.aliases().includes(name))
+        if (sub === undefined) {
+          cmd.error(`unknown command '${name}'`, { code: 'commander.unknownCommand', exitCode: 2 })
+        }
+        define(sub!)
+        cmd = sub!
+      }
+      cmd.outputHelp()
+    })
+  return program
+}

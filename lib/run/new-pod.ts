@@ -1,0 +1,41 @@
+/**
+ * Making a pod from a manifest, the whole way: what the manifest asks of
+ * the host is checked first (host sources, persistent volumes), then the
+ * pod is created, its UUID saved for scripts, and it is either left
+ * prepared or, with its volumes set up, moved to run/ for this process to
+ * supervise. Whatever fails on the way leaves nothing behind.
+ */
+import type { PodManifest } from '../pod/manifest.js'
+import { writeUUIDToFile, type Pod } from '../pod/pod.js'
+import { createPod, discard } from '../pod/prepare.js'
+import { checkVolumeSources, setUpPodVolumes, tearDownPodVolumes } from '../volume/pod-volumes.js'
+
+export interface NewPodOptions {
+  /** Also write the UUID here (--uuid-file-save). */
+  uuidFileSave?: string | undefined
+}
+
+/** Creates the pod, runs `finish` on it, and deletes it again (volumes torn down) if either fails. */
+const create = async (dataDir: string, manifest: PodManifest, opts: NewPodOptions, finish: (pod: Pod) => void): Promise<Pod> => {
+  if (manifest.volumes?.length) checkVolumeSources(dataDir, manifest)
+  const pod = await createPod(dataDir, manifest)
+  try {
+    if (opts.uuidFileSave !== undefined) writeUUIDToFile(pod.uuid, opts.uuidFileSave)
+    finish(pod)
+  } catch (er) {
+    discard(pod, tearDownPodVolumes)
+    throw er
+  }
+  return pod
+}
+
+/** A new pod, left prepared (unlocked). */
+export const prepareNewPod = (dataDir: string, manifest: PodManifest, opts: NewPodOptions = {}): Promise<Pod> =>
+  create(dataDir, manifest, opts, (pod) => pod.toPrepared())
+
+/** A new pod with its volumes set up, moved to run/ and locked by this process, its supervisor. */
+export const startNewPod = (dataDir: string, manifest: PodManifest, opts: NewPodOptions = {}): Promise<Pod> =>
+  create(dataDir, manifest, opts, (pod) => {
+    setUpPodVolumes(pod, manifest)
+    pod.toRun()
+  })
