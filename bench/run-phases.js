@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Where `podctl run -- /bin/true` spends its time, phase by phase, in a
-// fresh process per run, making the calls lib/cli/commands/run.ts and
-// lib/cli/run-foreground.ts make, in the same order. Used for the run
-// section of Documentation/performance.md. Build dist/ first.
+// fresh process per run, making the calls lib/cli/main.ts and
+// lib/cli/actions/run.ts make, in the same order, from dist/lib/ (ES
+// modules; bin/podctl runs the bundles, so module loading costs differ).
+// Used for the run section of Documentation/performance.md. Build dist/ first.
 //
 //   node bench/run-phases.js [--reps 11]
 //
@@ -26,12 +27,11 @@ const arg = (name, dflt) => {
 const child = async (dataDir) => {
   const marks = [['node start → script', performance.now()]]
   const mark = (name) => marks.push([name, performance.now()])
-  const { buildProgram } = await import('../dist/lib/cli/main.js')
-  mark('import the CLI (commander, main.js and what it imports)')
-  // Since e31d55e buildProgram is async and loads only the command named;
-  // before, it was synchronous and main.js had imported every command.
-  await buildProgram({ io: { out() {}, err() {}, errIsTTY: false }, state: { exitCode: 0, debug: false } }, 'run')
-  mark('build the commander program (with the run command)')
+  const { buildProgram } = await import('../dist/lib/cli/program.js')
+  mark('import the CLI (commander and every command declaration)')
+  const ctx = { io: { out() {}, err() {}, errIsTTY: false }, state: { exitCode: 0, debug: false } }
+  buildProgram(ctx)
+  mark('build the commander program')
   const { manifestFromInputs } = await import('../dist/lib/cli/pod-input.js')
   mark('import pod-input (manifest, prepare, pod core)')
   const manifest = manifestFromInputs({}, ['/bin/true'])
@@ -50,17 +50,16 @@ const child = async (dataDir) => {
   mark('Supervisor.run (guardian, spawn, wait, records)')
   if (code !== 0) throw new Error(`exit code ${code}`)
   // The same operations on their own, to attribute Supervisor.run's time.
-  const { podProcesses } = await import('../dist/lib/pod/escaped.js')
+  const { processesWithEnv } = await import('../dist/lib/proc/escaped.js')
   const extra = []
   const procs = fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n)).length
   let t = performance.now()
-  podProcesses(pod.uuid, 'true')
+  processesWithEnv([`PODCTL_POD_UUID=${pod.uuid}`, 'PODCTL_APP_NAME=true'])
   extra.push([`  of which: a full scan for escaped processes (${procs} processes)`, performance.now() - t])
-  // Since f5ddb70 the supervisor passes the app's start time and only
-  // younger processes' environments are read (before, the argument is ignored).
-  const { procStart } = await import('../dist/lib/pod/owner.js')
+  // The supervisor passes the app's start time: only younger processes' environments are read.
+  const { procStart } = await import('../dist/lib/proc/identity.js')
   t = performance.now()
-  podProcesses(pod.uuid, 'true', procStart(process.pid))
+  processesWithEnv([`PODCTL_POD_UUID=${pod.uuid}`, 'PODCTL_APP_NAME=true'], { startedSince: procStart(process.pid) })
   extra.push(['  of which: the scan as the supervisor makes it', performance.now() - t])
   t = performance.now()
   await new Promise((resolve, reject) => {

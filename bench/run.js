@@ -19,6 +19,9 @@
 //   BENCH_GC_N=10000            exited pods per gc run (default: 10,000, or
 //                               the largest size when BENCH_SIZES stays below)
 //   BENCH_IO_REPS=7             repetitions of the I/O style measurement
+//   BENCH_REMOVE_REPS=1         repetitions of the tree removal comparison
+//                               (bench/remove-styles.js) over BENCH_GC_N pods;
+//                               0 skips it
 //   BENCH_KEEP=1                keep the temp data dirs (prints where)
 //   BENCH_RUN=0                 skip the run benchmark (bench/run-bench.js:
 //                               run -- /bin/true, SIGKILL of a supervisor,
@@ -32,6 +35,7 @@ import { Samples, round, syncFs, timeSpawn } from './lib/measure.js'
 import { buildExitedPopulations, buildPopulation, createExited, manifestPath, podDirPath } from './lib/population.js'
 import { formatMarkdown, formatTable, machineInfo } from './lib/report.js'
 import { formatIoTable, measureIoStyles } from './io-style.js'
+import { formatRemoveTable, measureRemoveStyles } from './remove-styles.js'
 import { printRunTable, runBenchmarks } from './run-bench.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -47,6 +51,7 @@ const REPS = odd(Number(process.env.BENCH_REPS ?? 11))
 const GC_REPS = odd(Number(process.env.BENCH_GC_REPS ?? 3))
 const GC_N = Number(process.env.BENCH_GC_N ?? (SIZES.includes(10_000) || Math.max(...SIZES) > 10_000 ? 10_000 : Math.max(...SIZES)))
 const IO_REPS = odd(Number(process.env.BENCH_IO_REPS ?? 7))
+const REMOVE_REPS = Number(process.env.BENCH_REMOVE_REPS ?? 1)
 // The cheap commands (node -e 0, version, status, rm) run this many times
 // per round: their ratios are differences of a few ms between runs of
 // ~100 ms, so they need more samples than list does.
@@ -314,6 +319,7 @@ const main = async () => {
     load.push({ at: `gc ${k + 1}`, loadavg: os.loadavg().map((x) => round(x, 2)) })
     await measureGc(k)
   }
+  const removeRows = REMOVE_REPS > 0 ? await measureRemoveStyles(GC_N, REMOVE_REPS, root, log) : undefined
   // The run benchmark (issue 3): its own data dir, its own table.
   const run = RUN ? await runBenchmarks({ dataDir: path.join(root, 'run'), log }) : undefined
   load.push({ at: 'end', loadavg: os.loadavg().map((x) => round(x, 2)) })
@@ -396,6 +402,7 @@ const main = async () => {
   process.stdout.write(`gc runs: ${checks.map((c) => `exit ${c.exit}, deleted ${c.deleted}, EMFILE ${c.emfile ? 'yes' : 'no'}, ${c.left_in_locks} entries left in locks/`).join('; ')}\n\n`)
   process.stdout.write(formatIoTable(ioRows))
   process.stdout.write(`(medians of ${IO_REPS}; cold: a fresh node process reads every file once, timed inside the process)\n`)
+  if (removeRows) process.stdout.write(`\n${formatRemoveTable(removeRows, GC_N)}(medians of ${REMOVE_REPS})\n`)
   if (run) {
     const g = run.results.git
     process.stdout.write(`\nrun (issue 3)${g ? ` at ${g.commit}${g.lib_dirty ? ' with uncommitted changes in lib/' : ''}` : ''}:\n`)
@@ -413,6 +420,7 @@ const main = async () => {
     samples: samples.toJSON(),
     gc_runs: checks,
     io_style: ioRows,
+    ...(removeRows ? { remove_styles: removeRows } : {}),
     load,
     list_output_bytes: listBytes,
     ...(run ? { run: run.results } : {}),

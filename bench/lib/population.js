@@ -3,7 +3,7 @@
 // prepared pod, or toRun() + a finished record + unlock() for an exited one.
 import fs from 'node:fs'
 import path from 'node:path'
-import { createPod, validateManifest } from '../../dist/lib/index.js'
+import { createPod, validatePodManifest } from '../../dist/lib/index.js'
 
 /** A two-app pod manifest, like a web server and its sidecar. */
 export const manifestFor = (i) => {
@@ -17,7 +17,7 @@ export const manifestFor = (i) => {
       { name: 'sidecar', exec: ['/bin/sh', '-c', 'while :; do sleep 60; done'] },
     ],
   }
-  validateManifest(m)
+  validatePodManifest(m)
   return m
 }
 
