@@ -22,7 +22,8 @@ const PART_RE = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/
 export const parseDuration = (text: string, what = 'duration'): number => {
   const bad = (why: string): PodctlError =>
     new PodctlError('EUSAGE', `invalid ${what} ${JSON.stringify(text)}: ${why}`, 'durations look like 90s, 30m, 1h30m or 0s')
-  let s = text.trim()
+  // No trimming: Go refuses " 5s", and so does every other tool that reads these durations.
+  let s = text
   let sign = 1
   if (s.startsWith('-') || s.startsWith('+')) {
     if (s[0] === '-') sign = -1

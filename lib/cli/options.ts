@@ -5,7 +5,7 @@
  */
 import { Option, type Command } from 'commander'
 import { parseNonNegativeDuration } from '../duration.js'
-import { resolveDataDir } from '../pod/layout.js'
+import { checkDataDirTrust, checkLayout, resolveDataDir } from '../pod/layout.js'
 import type { Context } from './context.js'
 
 /** Output formats of every command that prints data. */
@@ -20,8 +20,17 @@ export const addGlobalOptions = (program: Command, ctx: Context): Command =>
       ctx.state.debug = true
     })
 
-/** The data dir a command works on (CONTRACT §1 resolution order). */
-export const dataDirOf = (cmd: Command): string => resolveDataDir((cmd.optsWithGlobals() as { dir?: string }).dir)
+/**
+ * The data dir a command works on (CONTRACT §1 resolution order), checked
+ * (CONTRACT §10): its layout for every command; for a command that writes
+ * or deletes, also that nobody else can change it.
+ */
+export const dataDirOf = (cmd: Command, access: 'read' | 'write'): string => {
+  const dataDir = resolveDataDir((cmd.optsWithGlobals() as { dir?: string }).dir)
+  checkLayout(dataDir)
+  if (access === 'write') checkDataDirTrust(dataDir)
+  return dataDir
+}
 
 /**
  * --format for a command that prints data. The choice is noted as soon as
@@ -66,6 +75,8 @@ export interface PodInputOptions {
   name?: string
   env?: string[]
   uuidFileSave?: string
+  /** USER[:GROUP] of a one-app pod made from `-- CMD`. */
+  user?: string
 }
 
 /** Adds the pod-input options to a command (prepare, run): a manifest, or a command after `--`. */
@@ -75,4 +86,5 @@ export const addPodInputOptions = (cmd: Command): Command =>
     .option('--name <name>', 'pod name ([a-z0-9][a-z0-9-]{0,62})')
     .option('--env <KEY=VALUE>', 'set an environment variable in every app (repeatable)', collect)
     .option('--uuid-file-save <file>', 'also write the pod UUID to this file')
+    .option('--user <user[:group]>', 'with -- CMD: run the app as this user (and group), by name or number (root only)')
     .argument('[command...]', 'after --: the program and arguments of a one-app pod')

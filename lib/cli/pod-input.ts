@@ -2,11 +2,11 @@
  * The inputs that make a pod, shared by prepare and run: a manifest file,
  * stdin, or `-- CMD ARGS`, plus --name and --env.
  */
-import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError } from '../errors.js'
+import { MAX_MANIFEST_BYTES, readUserFile } from '../fs/read.js'
 import { API_VERSION, NAME_RE, formatProblems, manifestProblems, type App, type PodManifest } from '../pod/manifest.js'
-import { checkExecs, execProblems } from '../pod/prepare.js'
+import { checkAppUsers, checkExecs, execProblems } from '../pod/prepare.js'
 import { parsePodManifest, validatePodManifest } from '../volume/manifest.js'
 import type { PodInputOptions } from './options.js'
 
@@ -16,28 +16,31 @@ export const appNameFor = (cmd: string): string => {
   return NAME_RE.test(base) ? base : 'app'
 }
 
+/** The app fields of --user USER[:GROUP]. */
+const userOf = (spec: string | undefined): Pick<App, 'user' | 'group'> => {
+  if (spec === undefined) return {}
+  const [user, group, ...rest] = spec.split(':')
+  if (user === '' || group === '' || rest.length > 0) throw new PodctlError('EUSAGE', `invalid --user ${JSON.stringify(spec)}: expected USER or USER:GROUP`)
+  return { user: user!, ...(group !== undefined ? { group } : {}) }
+}
+
+/**
+ * --env pairs as an environment. Built from a Map: on a plain object, a
+ * key such as `__proto__` would set the prototype instead of a variable.
+ */
 const parseEnv = (pairs: string[]): Record<string, string> => {
-  const env: Record<string, string> = {}
+  const env = new Map<string, string>()
   for (const p of pairs) {
     const eq = p.indexOf('=')
     const key = eq < 0 ? p : p.slice(0, eq)
     if (eq < 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
       throw new PodctlError('EUSAGE', `invalid --env ${JSON.stringify(p)}: expected KEY=VALUE with KEY like [A-Za-z_][A-Za-z0-9_]*`)
     }
-    env[key] = p.slice(eq + 1)
+    env.set(key, p.slice(eq + 1))
   }
-  return env
+  return Object.fromEntries(env)
 }
 
-const readManifestText = (source: string, stdin: () => string): string => {
-  if (source === '-') return stdin()
-  try {
-    return fs.readFileSync(source, 'utf8')
-  } catch (er) {
-    const code = (er as NodeJS.ErrnoException).code
-    throw new PodctlError('EUSAGE', `cannot read manifest ${source}: ${code === 'ENOENT' ? 'no such file' : (er as Error).message}`)
-  }
-}
 
 /**
  * Builds and validates the manifest the options describe. Throws EUSAGE
@@ -46,17 +49,19 @@ const readManifestText = (source: string, stdin: () => string): string => {
 export const manifestFromInputs = (
   opts: PodInputOptions,
   command: string[],
-  stdin: () => string = () => fs.readFileSync(0, 'utf8'),
   commandName = 'prepare',
 ): PodManifest => {
   if (opts.manifest !== undefined && command.length > 0) {
     throw new PodctlError('EUSAGE', 'give either --manifest or a command after --, not both')
   }
+  if (opts.manifest !== undefined && opts.user !== undefined) {
+    throw new PodctlError('EUSAGE', '--user is for a pod made from a command after --', 'in a manifest, give each app its "user" and "group"')
+  }
   let m: PodManifest
   if (opts.manifest !== undefined) {
-    m = parsePodManifest(readManifestText(opts.manifest, stdin))
+    m = parsePodManifest(readUserFile(opts.manifest, MAX_MANIFEST_BYTES, 'manifest').toString('utf8'))
   } else if (command.length > 0) {
-    m = { apiVersion: API_VERSION, apps: [{ name: appNameFor(command[0]!), exec: command }] }
+    m = { apiVersion: API_VERSION, apps: [{ name: appNameFor(command[0]!), exec: command, ...userOf(opts.user) }] }
   } else {
     throw new PodctlError('EUSAGE', 'nothing to run: give --manifest FILE (or - for stdin), or a command after --', `for example: podctl ${commandName} -- sleep 60`)
   }
@@ -67,6 +72,7 @@ export const manifestFromInputs = (
   }
   validatePodManifest(m)
   checkExecs(m)
+  checkAppUsers(m)
   return m
 }
 

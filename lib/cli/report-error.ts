@@ -6,6 +6,7 @@ import type { CommanderError } from 'commander'
 import { isPodctlError, type PodctlError } from '../errors.js'
 import type { Context, RunState } from './context.js'
 import { sourceMappedStack } from './debug-stack.js'
+import { describeFailure, isResourceError } from '../fs/errors.js'
 import { isJson, type Io } from './output.js'
 
 const errorJson = (code: string, message: string): string => `${JSON.stringify({ error: { code, message } })}\n`
@@ -29,6 +30,15 @@ export const reportError = (er: unknown, state: RunState, io: Io): number => {
   if (isPodctlError(er)) {
     printPodctlError(er, state, io)
     return er.exitCode
+  }
+  // A machine out of something is not a bug: what and where, and what to do.
+  if (isResourceError(er)) {
+    const e = er as NodeJS.ErrnoException & { dest?: string }
+    const described = describeFailure(er, [e.syscall, e.path, e.dest].filter(Boolean).join(' ') || 'podctl')
+    if (isPodctlError(described)) {
+      printPodctlError(described, state, io)
+      return described.exitCode
+    }
   }
   // A bug: show everything we know.
   const message = er instanceof Error ? er.message : String(er)

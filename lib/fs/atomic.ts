@@ -5,6 +5,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { PodctlError } from '../errors.js'
+import { describeFailure } from './errors.js'
 import { FILE_MODE } from './modes.js'
 
 let count = 0
@@ -24,18 +26,24 @@ export const tmpName = (name: string): string => `.${name}.tmp-${uniqueSuffix()}
  */
 export const writeFileAtomic = (dir: string, name: string, data: string, opts: { sync?: boolean; mode?: number } = {}): void => {
   const tmp = path.join(dir, tmpName(name))
-  const fd = fs.openSync(tmp, 'wx', opts.mode ?? FILE_MODE)
+  const target = path.join(dir, name)
+  let fd: number
+  try {
+    fd = fs.openSync(tmp, 'wx', opts.mode ?? FILE_MODE)
+  } catch (er) {
+    throw describeFailure(er, `cannot write ${target}`)
+  }
   try {
     fs.writeSync(fd, data)
     if (opts.sync) fs.fsyncSync(fd)
   } catch (er) {
     fs.closeSync(fd)
     fs.rmSync(tmp, { force: true })
-    throw er
+    throw describeFailure(er, `cannot write ${target}`)
   }
   fs.closeSync(fd)
   try {
-    fs.renameSync(tmp, path.join(dir, name))
+    fs.renameSync(tmp, target)
   } catch (er) {
     fs.rmSync(tmp, { force: true })
     throw er
@@ -49,5 +57,39 @@ export const syncDir = (dir: string): void => {
     fs.fsyncSync(fd)
   } finally {
     fs.closeSync(fd)
+  }
+}
+
+/**
+ * Checks that a file a user names may be written by atomic replace: it is
+ * absent (its directory existing) or a regular file. A link, a fifo, a
+ * device or a directory there is EUSAGE: podctl neither writes through
+ * nor replaces what it did not expect (as root, `/dev/null` or a link to
+ * `/etc/shadow`).
+ */
+export const checkReplaceable = (file: string, what: string): void => {
+  let st: fs.Stats | undefined
+  try {
+    st = fs.lstatSync(file, { throwIfNoEntry: false })
+    if (st === undefined && !fs.statSync(path.dirname(path.resolve(file))).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' })
+  } catch (er) {
+    const code = (er as NodeJS.ErrnoException).code
+    const why = code === 'ENOENT' ? 'its directory does not exist' : code === 'ENOTDIR' ? 'its directory is not a directory' : code === 'EACCES' ? 'permission denied' : (er as Error).message
+    throw new PodctlError('EUSAGE', `cannot write ${what} ${file}: ${why}`, undefined, { cause: er })
+  }
+  if (st !== undefined && !st.isFile()) {
+    const kind = st.isSymbolicLink() ? 'a symlink' : st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a fifo' : 'a device or socket'
+    throw new PodctlError('EUSAGE', `cannot write ${what} ${file}: it is ${kind}, and podctl only creates a file or replaces a regular one`, 'give a path that does not exist, or a regular file')
+  }
+}
+
+/** Writes a file a user names: checked as checkReplaceable says, then by atomic replace (never through what is there). */
+export const writeUserFileAtomic = (file: string, data: string, what: string): void => {
+  checkReplaceable(file, what)
+  const abs = path.resolve(file)
+  try {
+    writeFileAtomic(path.dirname(abs), path.basename(abs), data, { mode: 0o644 })
+  } catch (er) {
+    throw new PodctlError('EFAILED', `cannot write ${what} ${file}: ${(er as Error).message}`, undefined, { cause: er })
   }
 }

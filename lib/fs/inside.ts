@@ -1,22 +1,88 @@
 /**
- * File operations below a trusted root that never follow a symlink planted
- * inside it. Apps run as host processes with the same rights as podctl and
- * can replace any directory of their app root or of a volume with a link
- * to somewhere else; podctl must then still only touch what is under the
- * root. Every intermediate component is checked with lstat to be a real
- * directory before the leaf is touched. (Node has no openat(2), so a
- * process that swaps a directory for a link between the check and the use
- * can still win that window; Documentation/devel/volumes.md says so.)
+ * File operations below a trusted root that never follow a link planted
+ * inside it. An app can replace any directory of its app root or of its
+ * volumes with a link to somewhere else; podctl must then still only touch
+ * what is under the root. Every component below the root is opened with
+ * O_NOFOLLOW from the one above it (lib/fs/dir.ts), so a swap between two
+ * steps makes the next step fail instead of leading elsewhere.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError, errnoCode } from '../errors.js'
+import { Dir, isNotADirectory } from './dir.js'
 import { DIR_MODE } from './modes.js'
 
 const parts = (rel: string): string[] => rel.split('/').filter((p) => p !== '' && p !== '.')
 
-const checkRel = (rel: string): void => {
-  if (path.isAbsolute(rel) || parts(rel).includes('..')) throw new Error(`bug: ${JSON.stringify(rel)} is not a path below its root`)
+const checkRel = (rel: string): string[] => {
+  const ps = parts(rel)
+  if (path.isAbsolute(rel) || ps.includes('..')) throw new Error(`bug: ${JSON.stringify(rel)} is not a path below its root`)
+  return ps
+}
+
+const notADirectory = (where: string, what: string, hint: string): PodctlError =>
+  new PodctlError('EFAILED', `${where} is ${what}; podctl does not follow or replace it`, hint)
+
+/** Who owns what is created (fchown, as it is made). */
+export interface Owner {
+  uid: number
+  gid: number
+}
+
+interface BelowOptions {
+  /** Create a missing directory with this mode. */
+  create?: number
+  /** ... and give it to this owner. */
+  owner?: Owner | undefined
+  /** A missing directory (not created), a link or a file is an error (else: undefined). */
+  strict: boolean
+  /** What to do about such an error. */
+  hint?: string
+}
+
+/** One step down: `name` in `dir`, opened (and created) as BelowOptions say. */
+const step = (dir: Dir, name: string, opts: BelowOptions): Dir | undefined => {
+  try {
+    return dir.openDir(name)
+  } catch (er) {
+    const code = errnoCode(er)
+    if (code === 'ENOENT' && opts.create !== undefined) {
+      let made = true
+      try {
+        dir.mkdir(name, opts.create)
+      } catch (mkEr) {
+        if (errnoCode(mkEr) !== 'EEXIST') throw mkEr
+        made = false
+      }
+      const sub = dir.openDir(name)
+      if (made && opts.owner) fs.fchownSync(sub.fd, opts.owner.uid, opts.owner.gid)
+      return sub
+    }
+    if (code !== 'ENOENT' && !isNotADirectory(er)) throw er
+    if (!opts.strict) return undefined
+    const what = dir.lstat(name)?.isSymbolicLink() ? 'a symlink' : code === 'ENOENT' ? 'missing' : 'not a directory'
+    throw notADirectory(path.join(dir.path, name), what, opts.hint ?? 'remove it')
+  }
+}
+
+/**
+ * Opens the directories `dirs`, one below the other, from `root` (which is
+ * trusted and may be reached through links). Returns the last one open
+ * (the caller closes it), or undefined where a step gives none.
+ */
+const openBelow = (root: string, dirs: string[], opts: BelowOptions): Dir | undefined => {
+  let cur = Dir.open(root)
+  for (const name of dirs) {
+    let next: Dir | undefined
+    try {
+      next = step(cur, name, opts)
+    } finally {
+      cur.close()
+    }
+    if (next === undefined) return undefined
+    cur = next
+  }
+  return cur
 }
 
 /**
@@ -25,38 +91,23 @@ const checkRel = (rel: string): void => {
  * link or a file. `root` itself is trusted.
  */
 export const resolveInside = (root: string, rel: string): string | undefined => {
-  checkRel(rel)
-  const ps = parts(rel)
-  let cur = root
-  for (const p of ps.slice(0, -1)) {
-    cur = path.join(cur, p)
-    const st = fs.lstatSync(cur, { throwIfNoEntry: false })
-    if (!st || !st.isDirectory()) return undefined
-  }
-  return ps.length === 0 ? root : path.join(cur, ps[ps.length - 1]!)
+  const ps = checkRel(rel)
+  if (ps.length === 0) return root
+  const dir = openBelow(root, ps.slice(0, -1), { strict: false })
+  if (dir === undefined) return undefined
+  dir.close()
+  return path.join(root, ...ps)
 }
 
 /**
- * Creates `rel` under `root` and every directory on the way, refusing
- * (EFAILED) where one exists as a link or a file. Returns the absolute path.
+ * Creates `rel` under `root` and every directory on the way (owned by
+ * `owner` when given), refusing (EFAILED) where one exists as a link or a
+ * file. Returns the absolute path.
  */
-export const mkdirsInside = (root: string, rel: string, mode = DIR_MODE): string => {
-  checkRel(rel)
-  let cur = root
-  for (const p of parts(rel)) {
-    cur = path.join(cur, p)
-    try {
-      fs.mkdirSync(cur, { mode })
-      continue
-    } catch (er) {
-      if (errnoCode(er) !== 'EEXIST') throw er
-    }
-    const st = fs.lstatSync(cur)
-    if (!st.isDirectory()) {
-      throw new PodctlError('EFAILED', `${cur} is ${st.isSymbolicLink() ? 'a symlink' : 'not a directory'}; podctl does not follow or replace it`, 'remove it, or choose another mount path')
-    }
-  }
-  return cur
+export const mkdirsInside = (root: string, rel: string, mode = DIR_MODE, owner?: Owner): string => {
+  const ps = checkRel(rel)
+  openBelow(root, ps, { create: mode, owner, strict: true, hint: 'remove it, or choose another mount path' })!.close()
+  return path.join(root, ...ps)
 }
 
 /**
@@ -65,18 +116,24 @@ export const mkdirsInside = (root: string, rel: string, mode = DIR_MODE): string
  * target is fine; anything else there is refused (EFAILED).
  */
 export const ensureLink = (root: string, rel: string, target: string): void => {
-  checkRel(rel)
-  mkdirsInside(root, path.posix.dirname(rel))
-  const at = path.join(root, rel)
+  const ps = checkRel(rel)
+  const leaf = ps.pop()!
+  const dir = openBelow(root, ps, { create: DIR_MODE, strict: true, hint: 'remove it, or choose another mount path' })!
   try {
-    fs.symlinkSync(target, at)
-    return
-  } catch (er) {
-    if (errnoCode(er) !== 'EEXIST') throw er
+    try {
+      dir.symlink(target, leaf)
+      return
+    } catch (er) {
+      if (errnoCode(er) !== 'EEXIST') throw er
+    }
+    const st = dir.lstat(leaf)
+    const at = path.join(dir.path, leaf)
+    if (st?.isSymbolicLink() && dir.readlink(leaf) === target) return
+    const what = st?.isSymbolicLink() ? `a symlink to ${dir.readlink(leaf)}` : st?.isDirectory() ? 'a directory' : 'a file'
+    throw new PodctlError('EFAILED', `${at} already exists (${what}); it cannot become a mount point`, 'choose another mount path')
+  } finally {
+    dir.close()
   }
-  const st = fs.lstatSync(at)
-  if (st.isSymbolicLink() && fs.readlinkSync(at) === target) return
-  throw new PodctlError('EFAILED', `${at} already exists (${st.isSymbolicLink() ? `a symlink to ${fs.readlinkSync(at)}` : st.isDirectory() ? 'a directory' : 'a file'}); it cannot become a mount point`, 'choose another mount path')
 }
 
 /**
@@ -85,16 +142,20 @@ export const ensureLink = (root: string, rel: string, target: string): void => {
  * never removes anything that is not a link. Returns whether it removed it.
  */
 export const removeLink = (root: string, rel: string, target?: string): boolean => {
-  const at = resolveInside(root, rel)
-  if (at === undefined) return false
-  const st = fs.lstatSync(at, { throwIfNoEntry: false })
-  if (!st?.isSymbolicLink()) return false
-  if (target !== undefined && fs.readlinkSync(at) !== target) return false
+  const ps = checkRel(rel)
+  const leaf = ps.pop()
+  if (leaf === undefined) return false
+  const dir = openBelow(root, ps, { strict: false })
+  if (dir === undefined) return false
   try {
-    fs.unlinkSync(at)
+    if (!dir.lstat(leaf)?.isSymbolicLink()) return false
+    if (target !== undefined && dir.readlink(leaf) !== target) return false
+    dir.unlink(leaf)
     return true
   } catch (er) {
     if (errnoCode(er) === 'ENOENT') return false
     throw er
+  } finally {
+    dir.close()
   }
 }

@@ -27,6 +27,8 @@ export interface GcOptions {
   onProgress?: (done: number, total: number) => void
   /** Undoes, under each pod's lock, what other layers set up for it (volumes) before it is deleted. */
   beforeDelete?: BeforeDelete
+  /** Called as each pod is marked or deleted (so that a caller can say so at once, not at the end). */
+  onOutcome?: (outcome: 'marked' | 'deleted', uuid: string) => void
 }
 
 export interface GcSkip {
@@ -75,6 +77,7 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
       if (out === 'marked') result.marked.push(pod.uuid)
       else if (out === 'deleted') result.deleted.push(pod.uuid)
       else if (out !== 'skip') result.skipped.push({ uuid: pod.uuid, reason: out })
+      if (out === 'marked' || out === 'deleted') opts.onOutcome?.(out, pod.uuid)
     } catch (er) {
       if (er instanceof PodChangedStateError) {
         result.skipped.push({ uuid: pod.uuid, reason: 'changed state meanwhile (another process handled it)' })
@@ -103,7 +106,7 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
 
   const sweep = (pod: Pod): Outcome | string => {
     if (!pod.tryExclusiveLock()) return 'in use by another process'
-    let marked = pod.gcMarkedTime()?.getTime()
+    let marked = pod.damaged() !== undefined ? markTimeOfDamaged(pod) : pod.gcMarkedTime()?.getTime()
     if (marked === undefined || Number.isNaN(marked)) {
       // Marked by a gc that died before recording when: the clock starts now.
       writeMark(pod, now)
@@ -162,11 +165,20 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
   return result
 }
 
+/**
+ * Records when gc marked the pod. A damaged pod's record is not written
+ * (its pod.json may be a directory, or another pod's): the move into a
+ * garbage dir, which changes the pod dir's ctime, is its mark.
+ */
 const writeMark = (pod: Pod, now: number): void => {
+  if (pod.damaged() !== undefined) return
   const r = { ...pod.record(), gc_marked_at: isoTime(now) }
   writeRecord(pod.path, r)
   pod.setCachedRecord(r)
 }
+
+/** When a damaged pod was marked: the last change of its directory, its move into a garbage dir. */
+const markTimeOfDamaged = (pod: Pod): number | undefined => fs.lstatSync(pod.path, { throwIfNoEntry: false })?.ctimeMs
 
 const dirTime = (pod: Pod): number => {
   try {

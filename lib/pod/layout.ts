@@ -9,6 +9,7 @@ import { validate as validateUUID, version as uuidVersion } from 'uuid'
 import { PodctlError, errnoCode } from '../errors.js'
 import { fsExtra } from '../fs/extra.js'
 import { DIR_MODE } from '../fs/modes.js'
+import { untrustedOnPath, type Untrusted } from '../fs/trust.js'
 
 /** The six state directories, in lifecycle order. */
 export const POD_DIRS = ['embryo', 'prepare', 'prepared', 'run', 'exited-garbage', 'garbage'] as const
@@ -23,8 +24,12 @@ export const resolveDataDir = (
   env: NodeJS.ProcessEnv = process.env,
   uid: number = process.getuid?.() ?? -1,
 ): string => {
-  if (flag !== undefined && flag !== '') return path.resolve(flag)
-  if (env.PODCTL_DIR) return path.resolve(env.PODCTL_DIR)
+  // An empty value is a mistake in a script (an unset variable), not a
+  // wish for the default: falling back silently would act on another data dir.
+  if (flag === '') throw new PodctlError('EUSAGE', '--dir is empty', 'give a data dir, or leave --dir out for the default')
+  if (flag !== undefined) return path.resolve(flag)
+  if (env.PODCTL_DIR === '') throw new PodctlError('EUSAGE', 'PODCTL_DIR is set but empty', 'unset it for the default data dir, or give one')
+  if (env.PODCTL_DIR !== undefined) return path.resolve(env.PODCTL_DIR)
   if (uid === 0) return '/var/lib/podctl'
   const xdg = env.XDG_DATA_HOME || path.join(env.HOME || os.homedir(), '.local', 'share')
   return path.resolve(xdg, 'podctl')
@@ -45,6 +50,7 @@ const checked = new Set<string>()
  */
 export const ensureDataDir = (dataDir: string): void => {
   if (checked.has(dataDir)) return
+  checkDataDirTrust(dataDir)
   try {
     const st = fs.statSync(dataDir, { throwIfNoEntry: false })
     if (st && !st.isDirectory()) throw notADirectory(dataDir)
@@ -54,12 +60,9 @@ export const ensureDataDir = (dataDir: string): void => {
         fs.mkdirSync(path.join(dataDir, sub), { mode: DIR_MODE })
       } catch (er) {
         if (errnoCode(er) !== 'EEXIST') throw er
-        const sub_ = path.join(dataDir, sub)
-        if (!fs.lstatSync(sub_).isDirectory()) {
-          throw new PodctlError('EFAILED', `${sub_} is not a directory: data dir ${dataDir} is damaged`, 'move that entry away and run the command again')
-        }
       }
     }
+    checkLayout(dataDir)
     fs.accessSync(path.join(dataDir, 'pods'), fs.constants.W_OK)
     fs.accessSync(locksDir(dataDir), fs.constants.W_OK)
   } catch (er) {
@@ -106,3 +109,54 @@ export const isWriteRefused = (er: unknown): boolean => {
 
 /** Whether `s` is a pod UUID (RFC 4122 version 4, lower case): the only names a state dir may hold. */
 export const isPodUUID = (s: string): boolean => s.length === 36 && validateUUID(s) && uuidVersion(s) === 4 && !/[A-F]/.test(s)
+
+/** Every directory a data dir may hold that podctl walks or writes through: each must be a real directory. */
+const CHECKED = ['pods', ...POD_DIRS.map((d) => `pods/${d}`), 'locks', 'volumes', 'volume-locks']
+
+/**
+ * Checks that what the data dir holds is what podctl made: each of its
+ * directories (the state dirs, locks/, volumes/) is a real directory, not
+ * a symlink or a file, or absent. O(1): one lstat each. EFAILED names the
+ * first that is not (CONTRACT §10).
+ */
+export const checkLayout = (dataDir: string): void => {
+  for (const sub of CHECKED) {
+    const p = path.join(dataDir, sub)
+    let st: fs.Stats | undefined
+    try {
+      st = fs.lstatSync(p, { throwIfNoEntry: false })
+    } catch (er) {
+      if (errnoCode(er) === 'ENOTDIR') throw notADirectory(dataDir, er)
+      throw er
+    }
+    if (st !== undefined && !st.isDirectory()) {
+      throw new PodctlError('EFAILED', `${p} is ${st.isSymbolicLink() ? 'a symlink' : 'not a directory'}: data dir ${dataDir} is damaged, and podctl never follows or deletes through it`, 'move that entry away (after checking what put it there) and run the command again')
+    }
+    if (st === undefined && sub === 'pods') return // a data dir not made yet, or made by hand: nothing below to check
+  }
+}
+
+const trusted = new Map<string, Untrusted | undefined>()
+
+/** What makes `dataDir` untrustworthy for this process's user, if anything (cached). */
+const untrusted = (dataDir: string): Untrusted | undefined => {
+  if (!trusted.has(dataDir)) trusted.set(dataDir, untrustedOnPath(dataDir, process.geteuid?.() ?? 0))
+  return trusted.get(dataDir)
+}
+
+/**
+ * Checks, before a command writes or deletes, that nobody but this user
+ * and root can change the data dir or the way to it (lib/fs/trust.ts).
+ * EFAILED names the path and the fix.
+ */
+export const checkDataDirTrust = (dataDir: string): void => {
+  const u = untrusted(dataDir)
+  if (u === undefined) return
+  throw new PodctlError('EFAILED', `data dir ${dataDir} is not safe to write: ${u.path} can be changed by someone else (${u.why})`, `fix it: ${u.fix}, or choose another data dir with --dir or PODCTL_DIR`)
+}
+
+/**
+ * Whether podctl may act on what the data dir says (kill the processes its
+ * records name): only when nobody else could have written it.
+ */
+export const dataDirTrusted = (dataDir: string): boolean => untrusted(dataDir) === undefined

@@ -10,10 +10,11 @@
  */
 import path from 'node:path'
 import { PodctlError } from '../errors.js'
+import { MAX_MANIFEST_BYTES } from '../fs/read.js'
+import { ID_NAME_RE } from '../proc/users.js'
 
 export const API_VERSION = 'podctl/v1'
-/** Manifests larger than this are refused before parsing. */
-export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+export { MAX_MANIFEST_BYTES }
 
 export type AppType = 'init' | 'regular' | 'ephemeral'
 
@@ -30,6 +31,10 @@ export interface App {
   env?: Record<string, string>
   workingDirectory?: string
   mounts?: Mount[]
+  /** Runs as this user (a name or a uid) and its group; CONTRACT §10. */
+  user?: string
+  /** Runs with this group (a name or a gid). */
+  group?: string
 }
 
 export interface ProjectedFile {
@@ -144,15 +149,36 @@ export class Checker {
       this.add(at, `${JSON.stringify(v)} must not contain ".."`)
       return false
     }
+    const tooLong = nameLengthProblem(v)
+    if (tooLong !== undefined) {
+      this.add(at, tooLong)
+      return false
+    }
     return true
   }
+}
+
+/** Linux's limits on a file name (NAME_MAX) and a path (PATH_MAX, with its NUL). */
+export const NAME_MAX = 255
+export const PATH_MAX = 4096
+
+/**
+ * Why a path would fail with ENAMETOOLONG wherever it is used: a part
+ * over NAME_MAX bytes, or the whole over PATH_MAX. Checked when the pod
+ * is prepared, not when it runs.
+ */
+export const nameLengthProblem = (p: string): string | undefined => {
+  const long = p.split('/').find((part) => Buffer.byteLength(part) > NAME_MAX)
+  if (long !== undefined) return `has a part of ${Buffer.byteLength(long)} bytes (${JSON.stringify(long.slice(0, 20))}…); a file name is at most ${NAME_MAX} bytes`
+  if (Buffer.byteLength(p) >= PATH_MAX) return `is ${Buffer.byteLength(p)} bytes long; a path is at most ${PATH_MAX - 1} bytes`
+  return undefined
 }
 
 /** The field path of `key` below `at`: apps[0].env.HOME, labels["a.b"]. */
 export const join = (at: string, key: string | number): string =>
   typeof key === 'number' ? `${at}[${key}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? (at ? `${at}.${key}` : key) : `${at}[${JSON.stringify(key)}]`
 
-const APP_FIELDS = ['name', 'type', 'exec', 'env', 'workingDirectory', 'mounts'] as const
+const APP_FIELDS = ['name', 'type', 'exec', 'env', 'workingDirectory', 'mounts', 'user', 'group'] as const
 const MOUNT_FIELDS = ['volume', 'path', 'readOnly'] as const
 const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'apps', 'volumes'] as const
 
@@ -198,6 +224,12 @@ const checkApp = (c: Checker, a: unknown, at: string, volumeNames: Set<string> |
     })
   }
   if (a.workingDirectory !== undefined) c.absPath(a.workingDirectory, join(at, 'workingDirectory'))
+  for (const key of ['user', 'group'] as const) {
+    const v = a[key]
+    if (v !== undefined && c.string(v, join(at, key)) && !ID_NAME_RE.test(v)) {
+      c.add(join(at, key), `${JSON.stringify(v)} is not a ${key} name or number (letters, digits, ".", "_", "-"; at most 32)`)
+    }
+  }
   if (a.mounts !== undefined) {
     if (!Array.isArray(a.mounts)) {
       c.add(join(at, 'mounts'), `must be an array, not ${describe(a.mounts)}`)

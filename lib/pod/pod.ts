@@ -11,14 +11,15 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { v4 as uuidv4 } from 'uuid'
 import { ErrImmutable, PodChangedStateError, PodctlError, bug, errnoCode } from '../errors.js'
-import { syncDir, writeFileAtomic } from '../fs/atomic.js'
+import { checkReplaceable, syncDir, writeFileAtomic, writeUserFileAtomic } from '../fs/atomic.js'
 import { DIR_MODE } from '../fs/modes.js'
 import { removeTree } from '../fs/remove-tree.js'
 import { acquireLockAt, type HeldLock } from '../lock/lock.js'
-import { POD_DIRS, dataDirExists, ensureDataDir, isPodUUID, podPath, stateDirPath, type PodDir } from './layout.js'
+import { POD_DIRS, checkLayout, dataDirExists, ensureDataDir, isPodUUID, podPath, stateDirPath, type PodDir } from './layout.js'
 import { isLocked, manifestLockPath, tryLock } from './locks.js'
 import { parseManifest, validateManifest, type PodManifest } from './manifest.js'
-import { MANIFEST_FILE, emptyRecord, parseRecordText, readRecordBytes, type PodRecord } from './record.js'
+import { MAX_MANIFEST_BYTES, MAX_UUID_FILE_BYTES, readOwnFile, readUserFile } from '../fs/read.js'
+import { MANIFEST_FILE, emptyRecord, parseRecord, readRecordFile, type PodRecord, type RecordFile } from './record.js'
 import { deriveState, isAfterRunState, isFinishedState, type PodState } from './state.js'
 
 /** Options of transitions that bulk callers (gc) batch. */
@@ -46,7 +47,9 @@ export class Pod {
   #runner = false
   #record: PodRecord | undefined
   /** pod.json as read by recordBytes(), until record() parses it. */
-  #recordBytes: Buffer | undefined
+  #recordFile: RecordFile | undefined
+  /** Why pod.json cannot be used, once record() has looked. */
+  #damaged: string | undefined
   #manifestLock: HeldLock | undefined
   #removed = false
 
@@ -95,7 +98,8 @@ export class Pod {
     this.#dir = dir
     this.#lockedByOther = this.#held === undefined && isLocked(this.dataDir, this.uuid)
     this.#record = undefined
-    this.#recordBytes = undefined
+    this.#recordFile = undefined
+    this.#damaged = undefined
   }
 
   /**
@@ -283,30 +287,48 @@ export class Pod {
 
   // ---- queries --------------------------------------------------------
 
-  /** The pod record (pod.json), read once and cached until refresh(). */
+  /**
+   * The pod record (pod.json), read once and cached until refresh(). A
+   * pod whose record is missing where it must exist, unreadable or
+   * invalid reads as an empty record; damaged() says why.
+   */
   record(): PodRecord {
     if (this.#record === undefined) {
-      const bytes = this.#recordBytes ?? readRecordBytes(this.path)
-      this.#recordBytes = undefined
-      this.#record = (bytes !== undefined ? parseRecordText(bytes.toString('utf8')) : undefined) ?? emptyRecord(this.uuid)
+      const file = this.#recordFile ?? readRecordFile(this.path)
+      this.#recordFile = undefined
+      const parsed = 'bytes' in file ? parseRecord(file.bytes.toString('utf8'), this.uuid) : file
+      if ('record' in parsed) {
+        this.#record = parsed.record
+      } else {
+        this.#record = emptyRecord(this.uuid)
+        // A pod that never finished preparing has no record yet: that is its state, not damage.
+        this.#damaged = 'damaged' in parsed ? parsed.damaged : RECORD_REQUIRED.has(this.#dir) ? 'pod.json is missing' : undefined
+      }
     }
     return this.#record
   }
 
+  /** Why the pod's record cannot be used (one line), or undefined for a healthy pod (CONTRACT §10). */
+  damaged(): string | undefined {
+    this.record()
+    return this.#damaged
+  }
+
   /**
    * The record as stored (for list's copy without parsing), or undefined
-   * if it has none or record() has already parsed it. record() parses
-   * these bytes later if needed, without a second read.
+   * if it cannot be read or record() has already parsed it. record()
+   * parses these bytes later if needed, without a second read.
    */
   recordBytes(): Buffer | undefined {
     if (this.#record !== undefined) return undefined
-    this.#recordBytes ??= readRecordBytes(this.path)
-    return this.#recordBytes
+    this.#recordFile ??= readRecordFile(this.path)
+    return 'bytes' in this.#recordFile ? this.#recordFile.bytes : undefined
   }
 
   /** @internal Replaces the cached record after the lock holder wrote it. */
   setCachedRecord(r: PodRecord): void {
     this.#record = r
+    this.#damaged = undefined
   }
 
   /** When the pod was created (at prepare time), or null if unknown. */
@@ -361,17 +383,12 @@ export class Pod {
     return !(s === 'embryo' || s === 'preparing' || s === 'aborted prepare' || s === 'deleting' || s === 'exited deleting')
   }
 
-  /** The manifest as stored (raw text) and parsed. */
+  /** The manifest as stored (raw text) and parsed; EFAILED if it is missing or damaged. */
   podManifest(): { raw: string; manifest: PodManifest } {
-    let raw: string
-    try {
-      raw = fs.readFileSync(path.join(this.path, MANIFEST_FILE), 'utf8')
-    } catch (er) {
-      if (errnoCode(er) === 'ENOENT') {
-        throw new PodctlError('EFAILED', `pod ${this.uuid} has no manifest (it is ${this.state})`)
-      }
-      throw er
-    }
+    const file = readOwnFile(path.join(this.path, MANIFEST_FILE), MAX_MANIFEST_BYTES)
+    if ('missing' in file) throw new PodctlError('EFAILED', `pod ${this.uuid} has no manifest (it is ${this.state})`)
+    if ('damaged' in file) throw new PodctlError('EFAILED', `pod ${this.uuid} has a damaged manifest: ${file.damaged}`)
+    const raw = file.bytes.toString('utf8')
     try {
       return { raw, manifest: parseManifest(raw, { allowEphemeral: true }) }
     } catch (er) {
@@ -456,6 +473,9 @@ export class Pod {
     this.#held = held
   }
 }
+
+/** The state dirs of a pod that has been prepared: its record exists there. */
+const RECORD_REQUIRED: ReadonlySet<PodDir> = new Set(['prepared', 'run', 'exited-garbage'])
 
 /**
  * Finds which state dir holds `uuid` with at most one lstat per state dir
@@ -566,6 +586,7 @@ const matchPrefix = (dataDir: string, prefix: string): string[] => {
  */
 export const podFromUUIDString = (dataDir: string, s: string): Pod => {
   const arg = normalizeUUIDArg(s)
+  checkLayout(dataDir) // a state dir that is a link is never looked through
   let uuid = arg
   if (!isPodUUID(arg)) {
     const matches = matchPrefix(dataDir, arg)
@@ -597,26 +618,16 @@ export const podFromUUIDString = (dataDir: string, s: string): Pod => {
 
 /** Reads a UUID from a file (as written by --uuid-file-save). */
 export const readUUIDFromFile = (file: string): string => {
-  let text: string
-  try {
-    text = fs.readFileSync(file, 'utf8')
-  } catch (er) {
-    throw new PodctlError('EUSAGE', `cannot read UUID file ${file}: ${(er as Error).message}`, undefined, { cause: er })
-  }
-  const u = text.trim()
+  const u = readUserFile(file, MAX_UUID_FILE_BYTES, 'UUID file').toString('utf8').trim()
   if (!isPodUUID(u)) throw new PodctlError('EUSAGE', `UUID file ${file} does not hold a pod UUID`)
   return u
 }
 
+/** Checks, before a pod is made, that --uuid-file-save can be written (lib/fs/atomic.ts checkReplaceable). */
+export const checkUUIDFileSave = (file: string): void => checkReplaceable(file, 'UUID file')
+
 /** Writes a UUID to a file, atomically, for scripts (--uuid-file-save). */
-export const writeUUIDToFile = (uuid: string, file: string): void => {
-  const abs = path.resolve(file)
-  try {
-    writeFileAtomic(path.dirname(abs), path.basename(abs), `${uuid}\n`)
-  } catch (er) {
-    throw new PodctlError('EFAILED', `cannot write UUID file ${file}: ${(er as Error).message}`, undefined, { cause: er })
-  }
-}
+export const writeUUIDToFile = (uuid: string, file: string): void => writeUserFileAtomic(file, `${uuid}\n`, 'UUID file')
 
 const existsNoFollow = (p: string): boolean => {
   try {

@@ -8,6 +8,8 @@ import { PodctlError } from '../errors.js'
 import { syncDir, writeFileAtomic } from '../fs/atomic.js'
 import { DIR_MODE } from '../fs/modes.js'
 import { lookPath } from '../proc/executable.js'
+import { execSizeProblem } from '../proc/limits.js'
+import { appUserProblems } from './app-user.js'
 import type { App, ManifestProblem, PodManifest } from './manifest.js'
 import { formatProblems } from './manifest.js'
 import { newPod, type BeforeDelete, type Pod } from './pod.js'
@@ -30,21 +32,36 @@ export const execProblems = (m: PodManifest, base: NodeJS.ProcessEnv = process.e
   const problems: ManifestProblem[] = []
   m.apps.forEach((a, i) => {
     const cmd = a.exec[0]!
+    const env = appEnv(a, base)
     try {
-      lookPath(cmd, undefined, appEnv(a, base))
+      lookPath(cmd, undefined, env)
     } catch (er) {
       const how = cmd.startsWith('/') ? 'is not an executable file' : (er as NodeJS.ErrnoException).code === 'EACCES' ? 'was found on PATH but is not executable' : 'was not found on PATH'
       problems.push({ path: `apps[${i}].exec[0]`, problem: `${JSON.stringify(cmd)} ${how}` })
     }
+    // Checked now, not at exec: a detached pod would only record a 126.
+    const tooBig = execSizeProblem(a.exec, env)
+    if (tooBig !== undefined) problems.push({ path: `apps[${i}]`, problem: tooBig })
   })
   return problems
 }
 
-/** Throws EUSAGE if an app's program cannot be found. */
+/** Throws EUSAGE if an app's program cannot be found, or it could not be given its arguments and environment. */
 export const checkExecs = (m: PodManifest, base?: NodeJS.ProcessEnv): void => {
   const problems = execProblems(m, base)
   if (problems.length > 0) {
-    throw new PodctlError('EUSAGE', `invalid manifest: ${formatProblems(problems)}`, 'give an absolute path or a program on PATH')
+    const hint = problems.some((p) => p.path.endsWith('.exec[0]'))
+      ? 'give an absolute path or a program on PATH'
+      : 'pass less in the environment (a files volume holds large values)'
+    throw new PodctlError('EUSAGE', `invalid manifest: ${formatProblems(problems)}`, hint)
+  }
+}
+
+/** Throws EUSAGE if an app names a user or group this host does not know, or one podctl may not switch to. */
+export const checkAppUsers = (m: PodManifest): void => {
+  const problems = appUserProblems(m)
+  if (problems.length > 0) {
+    throw new PodctlError('EUSAGE', `invalid manifest: ${formatProblems(problems)}`, 'name a user and group of this host (getent passwd, getent group); only root runs apps as another user')
   }
 }
 

@@ -7,6 +7,7 @@
  */
 import { killMarked } from '../proc/escaped.js'
 import { signalRecorded } from '../proc/signal.js'
+import { dataDirTrusted } from './layout.js'
 import type { Pod } from './pod.js'
 
 /** The environment mark every process of a pod carries (the supervisor sets it for each app). */
@@ -24,6 +25,8 @@ export interface ReapOptions {
 /** Kills surviving apps of a pod whose supervisor is gone; returns how many. */
 export const reapOrphans = (pod: Pod, opts: ReapOptions = {}): number => {
   if (pod.locked) return 0 // a live supervisor looks after its own apps
+  // A record someone else could have written may name any process.
+  if (!dataDirTrusted(pod.dataDir)) return 0
   const running = pod.record().apps.filter((a) => a.state === 'running' && a.pid !== null)
   if (running.length === 0) return 0
   let killed = signalRecorded(running.map((a) => ({ pid: a.pid!, start: a.pid_start })), 'SIGKILL')

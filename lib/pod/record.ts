@@ -5,10 +5,9 @@
  * supervisor while running, gc while marking), always by atomic replace,
  * so readers never see half a record and writers never lose each other's.
  */
-import fs from 'node:fs'
 import path from 'node:path'
-import { errnoCode } from '../errors.js'
 import { writeFileAtomic } from '../fs/atomic.js'
+import { MAX_RECORD_BYTES, readOwnFile, type OwnFile } from '../fs/read.js'
 import { appType, type App, type AppType, type PodManifest } from './manifest.js'
 
 export type AppState = 'created' | 'running' | 'exited' | 'unknown'
@@ -40,6 +39,8 @@ export interface PodRecord {
   apps: AppRecord[]
   /** When the supervisor declared itself ready (all regular apps started). */
   ready_at?: string | null
+  /** Why the supervisor itself failed, when it did (CONTRACT §10). */
+  failure?: string | null
 }
 
 export const RECORD_FILE = 'pod.json'
@@ -89,72 +90,97 @@ export const emptyRecord = (uuid: string): PodRecord => ({
   apps: [],
 })
 
-// One buffer for every record read: list reads one small file per pod, and
-// open + read + close into a reused buffer costs less than readFileSync's
-// open + fstat + read + close into a fresh one (measured in
-// Documentation/performance.md).
-const READ_BUFFER_BYTES = 64 * 1024
-let readBuffer: Buffer | undefined
+/** Where a record was read from: its bytes, nothing yet, or why it cannot be read. */
+export type RecordFile = OwnFile
 
-/**
- * Reads a file that is almost always small into a buffer of its own (off
- * the JavaScript heap, so 10,000 of them cost the garbage collector
- * nothing); a larger one is read whole all the same.
- */
-const readSmallFile = (file: string): Buffer => {
-  const buf = (readBuffer ??= Buffer.allocUnsafe(READ_BUFFER_BYTES))
-  const fd = fs.openSync(file, 'r')
-  try {
-    const n = fs.readSync(fd, buf, 0, buf.length, 0)
-    if (n < buf.length) {
-      const out = Buffer.allocUnsafe(n)
-      buf.copy(out, 0, 0, n)
-      return out
-    }
-  } finally {
-    fs.closeSync(fd)
+/** A pod's record file as stored: never read through a link, never more than MAX_RECORD_BYTES. */
+export const readRecordFile = (podDir: string): RecordFile => readOwnFile(path.join(podDir, RECORD_FILE), MAX_RECORD_BYTES)
+
+type Check = (v: unknown) => boolean
+const isStr: Check = (v) => typeof v === 'string'
+const strOrNull: Check = (v) => v === null || typeof v === 'string'
+const intOrNull: Check = (v) => v === null || Number.isSafeInteger(v)
+const isBool: Check = (v) => typeof v === 'boolean'
+const stringMap: Check = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every(isStr)
+const oneOf = (...xs: string[]): Check => (v) => typeof v === 'string' && xs.includes(v)
+
+const RECORD_FIELDS: Record<string, Check> = {
+  uuid: isStr,
+  name: strOrNull,
+  created_at: strOrNull,
+  started_at: strOrNull,
+  gc_marked_at: strOrNull,
+  pid: intOrNull,
+  mutable: isBool,
+  exit_code: intOrNull,
+  labels: stringMap,
+  annotations: stringMap,
+}
+const APP_FIELDS: Record<string, Check> = {
+  name: isStr,
+  type: oneOf('init', 'regular', 'ephemeral'),
+  state: oneOf('created', 'running', 'exited', 'unknown'),
+  pid: intOrNull,
+  started_at: strOrNull,
+  finished_at: strOrNull,
+  exit_code: intOrNull,
+}
+
+const fieldProblem = (o: Record<string, unknown>, fields: Record<string, Check>, at: string): string | undefined => {
+  for (const [k, ok] of Object.entries(fields)) {
+    if (!ok(o[k])) return `${at}${k} is ${o[k] === undefined ? 'missing' : `wrong: ${JSON.stringify(o[k])?.slice(0, 40)}`}`
   }
-  return fs.readFileSync(file)
+  return undefined
 }
 
-/**
- * Reads a pod's record, or undefined if it has none (yet) or it is
- * unreadable. Never throws for a missing or damaged file: a listing goes on.
- */
-export const readRecord = (podDir: string): PodRecord | undefined => {
-  const bytes = readRecordBytes(podDir)
-  return bytes === undefined ? undefined : parseRecordText(bytes.toString('utf8'))
-}
-
-/** A pod's record as stored (bytes of UTF-8 JSON), or undefined if it has none. */
-export const readRecordBytes = (podDir: string): Buffer | undefined => {
-  try {
-    return readSmallFile(path.join(podDir, RECORD_FILE))
-  } catch (er) {
-    const code = errnoCode(er)
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
-    throw er
+/** Why a parsed record cannot be used, in one line, or undefined if it can. */
+export const recordProblem = (stored: unknown, uuid?: string): string | undefined => {
+  if (stored === null || typeof stored !== 'object' || Array.isArray(stored)) return 'pod.json is not a JSON object'
+  const o = stored as Record<string, unknown>
+  const top = fieldProblem(o, RECORD_FIELDS, 'pod.json: ')
+  if (top) return top
+  if (uuid !== undefined && o.uuid !== uuid) return `pod.json records another pod (${String(o.uuid).slice(0, 36)})`
+  if (!Array.isArray(o.apps)) return 'pod.json: apps is not a list'
+  for (const [i, a] of o.apps.entries()) {
+    if (a === null || typeof a !== 'object' || Array.isArray(a)) return `pod.json: apps[${i}] is not an object`
+    const bad = fieldProblem(a as Record<string, unknown>, APP_FIELDS, `pod.json: apps[${i}].`)
+    if (bad) return bad
   }
+  if (o.private !== undefined && (o.private === null || typeof o.private !== 'object')) return 'pod.json: private is not an object'
+  return undefined
 }
 
-/** Parses a stored record (either layout); undefined if it is damaged. */
-export const parseRecordText = (text: string): PodRecord | undefined => {
-  let stored: StoredRecord
+/** Parses a stored record: the record, or why it is damaged (one line). */
+export const parseRecord = (text: string, uuid?: string): { record: PodRecord } | { damaged: string } => {
+  let stored: unknown
   try {
-    stored = JSON.parse(text) as StoredRecord
+    stored = JSON.parse(text)
   } catch {
-    return undefined
+    return { damaged: text.trim() === '' ? 'pod.json is empty' : 'pod.json is not valid JSON' }
   }
-  if (stored === null || typeof stored !== 'object' || !Array.isArray(stored.apps)) return undefined
-  const { private: priv, ...r } = stored
-  if (priv !== null && typeof priv === 'object') {
+  const problem = recordProblem(stored, uuid)
+  if (problem !== undefined) return { damaged: problem }
+  const { private: priv, ...r } = stored as StoredRecord
+  if (priv !== undefined) {
     const { app_pid_start: starts, ...rest } = priv
     Object.assign(r, rest)
     if (starts !== null && typeof starts === 'object') {
       for (const a of r.apps) if (typeof starts[a.name] === 'string') a.pid_start = starts[a.name]!
     }
   }
-  return r
+  return { record: r }
+}
+
+/** Parses a stored record; undefined if it is damaged. */
+export const parseRecordText = (text: string): PodRecord | undefined => {
+  const r = parseRecord(text)
+  return 'record' in r ? r.record : undefined
+}
+
+/** Reads a pod's record; undefined if it has none or it is damaged. */
+export const readRecord = (podDir: string): PodRecord | undefined => {
+  const f = readRecordFile(podDir)
+  return 'bytes' in f ? parseRecordText(f.bytes.toString('utf8')) : undefined
 }
 
 // How a record is stored: the fields of CONTRACT §5 (all but `state`), in

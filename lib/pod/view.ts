@@ -29,11 +29,16 @@ export interface PodView {
   labels: Record<string, string>
   annotations: Record<string, string>
   apps: AppView[]
+  /** Why the pod's record cannot be used (CONTRACT §10); absent on a healthy pod. */
+  damaged?: string
+  /** Why its supervisor failed, when it did; absent otherwise. */
+  failure?: string
 }
 
 /** Builds the JSON object for a pod from its one record file. */
 export const podView = (pod: Pod): PodView => {
   const r = pod.record()
+  const damaged = pod.damaged()
   const state = pod.state
   // An app recorded as running in a pod whose supervisor is gone did not
   // get its end recorded: say so rather than claim it runs.
@@ -59,6 +64,8 @@ export const podView = (pod: Pod): PodView => {
       finished_at: a.finished_at,
       exit_code: a.exit_code,
     })),
+    ...(damaged !== undefined ? { damaged } : {}),
+    ...(typeof r.failure === 'string' ? { failure: r.failure } : {}),
   }
 }
 

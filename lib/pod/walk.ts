@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs'
 import { errnoCode } from '../errors.js'
-import { POD_DIRS, isPodUUID, podPath, stateDirPath, type PodDir } from './layout.js'
+import { POD_DIRS, checkLayout, isPodUUID, podPath, stateDirPath, type PodDir } from './layout.js'
 import { lockedSet } from './locks.js'
 import { Pod } from './pod.js'
 
@@ -50,6 +50,7 @@ export interface WalkOptions {
  * a state dir) are skipped, never followed.
  */
 export const listPods = (dataDir: string, include: IncludeMask, opts: WalkOptions = {}): Pod[] => {
+  checkLayout(dataDir) // a state dir that is a link is never read through
   const locked = lockedSet(dataDir)
   const seen = new Map<string, Pod>()
   const moved = new Set<string>()

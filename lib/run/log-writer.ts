@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { resourceReason } from '../fs/errors.js'
 import { DIR_MODE, FILE_MODE } from '../fs/modes.js'
 
 export const LOGS_DIR = 'logs'
@@ -23,28 +24,75 @@ export const logFiles = (podPath: string, app: string, keep = DEFAULT_LOG_KEEP):
   return files
 }
 
+// Appended to, never through a link planted in the pod's logs/.
+const APPEND = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW
+const openLog = (file: string): number => fs.openSync(file, APPEND, FILE_MODE)
+
+export interface LogWriterOptions {
+  maxBytes?: number
+  keep?: number
+  /**
+   * Told when writing fails (a full disk) and output is dropped, and again
+   * when writing works again; the app runs on either way.
+   */
+  onTrouble?: (message: string) => void
+}
+
 export class LogWriter {
   readonly path: string
   #fd: number
   #size: number
   readonly #maxBytes: number
   readonly #keep: number
+  readonly #onTrouble: ((message: string) => void) | undefined
+  /** Output dropped since writing last failed, and why. */
+  #dropped = 0
+  #failure: string | undefined
 
-  constructor(podPath: string, app: string, opts: { maxBytes?: number; keep?: number } = {}) {
+  constructor(podPath: string, app: string, opts: LogWriterOptions = {}) {
     fs.mkdirSync(path.join(podPath, LOGS_DIR), { recursive: true, mode: DIR_MODE })
     this.path = logPath(podPath, app)
     this.#maxBytes = opts.maxBytes ?? DEFAULT_LOG_MAX_BYTES
     this.#keep = opts.keep ?? DEFAULT_LOG_KEEP
-    this.#fd = fs.openSync(this.path, 'a', FILE_MODE)
+    this.#onTrouble = opts.onTrouble
+    this.#fd = openLog(this.path)
     this.#size = fs.fstatSync(this.#fd).size
   }
 
   /**
-   * Appends output. Files are cut on line ends: a line that does not fit
-   * in what is left of the current file starts the next one, and only a
-   * line longer than a whole file is split.
+   * Appends output. A failed write (ENOSPC, EIO) drops the output and is
+   * reported once, not thrown: a full disk must not stop the pod. When a
+   * write works again, the log says how much was lost.
    */
   write(chunk: Buffer): void {
+    try {
+      if (this.#failure !== undefined) this.#recover()
+      this.#write(chunk)
+    } catch (er) {
+      this.#dropped += chunk.length
+      if (this.#failure === undefined) {
+        const code = (er as NodeJS.ErrnoException).code ?? 'error'
+        this.#failure = `${resourceReason(code)?.what ?? (er as Error).message} (${code})`
+        this.#onTrouble?.(`cannot write ${this.path}: ${this.#failure}; output is dropped until it can be written again`)
+      }
+    }
+  }
+
+  /** Notes in the log what was lost while writing failed, once it works again. */
+  #recover(): void {
+    const note = Buffer.from(`podctl: ${this.#dropped} bytes of output were dropped: ${this.#failure}\n`)
+    this.#write(note)
+    this.#onTrouble?.(`${this.path} is written again; ${this.#dropped} bytes were dropped`)
+    this.#failure = undefined
+    this.#dropped = 0
+  }
+
+  /**
+   * Files are cut on line ends: a line that does not fit in what is left of
+   * the current file starts the next one, and only a line longer than a
+   * whole file is split.
+   */
+  #write(chunk: Buffer): void {
     let rest = chunk
     while (rest.length > 0) {
       const room = this.#maxBytes - this.#size
@@ -80,7 +128,7 @@ export class LogWriter {
     }
     if (this.#keep >= 1) fs.renameSync(this.path, `${this.path}.1`)
     else fs.unlinkSync(this.path)
-    this.#fd = fs.openSync(this.path, 'a', FILE_MODE)
+    this.#fd = openLog(this.path)
     this.#size = 0
   }
 

@@ -5,7 +5,11 @@
 import fs from 'node:fs'
 import type { Pod } from '../pod/pod.js'
 import { POLL_INTERVAL_MS, sleep } from '../poll.js'
-import { DEFAULT_LOG_KEEP, logFiles, logPath } from './log-writer.js'
+import { readOwnText } from '../fs/read.js'
+import { DEFAULT_LOG_KEEP, DEFAULT_LOG_MAX_BYTES, logFiles, logPath } from './log-writer.js'
+
+/** A log file is rotated at DEFAULT_LOG_MAX_BYTES; one that is much larger is not podctl's. */
+const MAX_LOG_READ_BYTES = 4 * DEFAULT_LOG_MAX_BYTES
 
 /** The last `n` lines of `text` (all of it when n is undefined). */
 export const tailLines = (text: string, n: number | undefined): string => {
@@ -26,7 +30,7 @@ export const prefixLines = (text: string, app: string | undefined): string => {
 }
 
 /** An app's whole log, oldest rotation first. */
-export const readAppLog = (pod: Pod, app: string): string => logFiles(pod.path, app).map((f) => fs.readFileSync(f, 'utf8')).join('')
+export const readAppLog = (pod: Pod, app: string): string => logFiles(pod.path, app).map((f) => readOwnText(f, MAX_LOG_READ_BYTES) ?? '').join('')
 
 interface Cursor {
   app: string
@@ -83,7 +87,7 @@ export const followLogs = async (pod: Pod, apps: string[], emit: (app: string, t
   const readFrom = (c: Cursor, file: string): void => {
     let fd: number
     try {
-      fd = fs.openSync(file, 'r')
+      fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
     } catch {
       return
     }

@@ -6,9 +6,10 @@
  * supervise. Whatever fails on the way leaves nothing behind.
  */
 import type { PodManifest } from '../pod/manifest.js'
-import { writeUUIDToFile, type Pod } from '../pod/pod.js'
+import { checkUUIDFileSave, writeUUIDToFile, type Pod } from '../pod/pod.js'
 import { createPod, discard } from '../pod/prepare.js'
 import { checkVolumeSources, setUpPodVolumes, tearDownPodVolumes } from '../volume/pod-volumes.js'
+import { checkOpenFiles } from './budget.js'
 
 export interface NewPodOptions {
   /** Also write the UUID here (--uuid-file-save). */
@@ -17,6 +18,7 @@ export interface NewPodOptions {
 
 /** Creates the pod, runs `finish` on it, and deletes it again (volumes torn down) if either fails. */
 const create = async (dataDir: string, manifest: PodManifest, opts: NewPodOptions, finish: (pod: Pod) => void): Promise<Pod> => {
+  if (opts.uuidFileSave !== undefined) checkUUIDFileSave(opts.uuidFileSave)
   if (manifest.volumes?.length) checkVolumeSources(dataDir, manifest)
   const pod = await createPod(dataDir, manifest)
   try {
@@ -36,6 +38,7 @@ export const prepareNewPod = (dataDir: string, manifest: PodManifest, opts: NewP
 /** A new pod with its volumes set up, moved to run/ and locked by this process, its supervisor. */
 export const startNewPod = (dataDir: string, manifest: PodManifest, opts: NewPodOptions = {}): Promise<Pod> =>
   create(dataDir, manifest, opts, (pod) => {
+    checkOpenFiles(manifest)
     setUpPodVolumes(pod, manifest)
     pod.toRun()
   })

@@ -9,6 +9,10 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { writeFileAtomic } from '../fs/atomic.js'
 import { DIR_MODE } from '../fs/modes.js'
+import { readOwnText } from '../fs/read.js'
+
+/** A request is a line of JSON; anything larger is not one of podctl's. */
+const MAX_REQUEST_BYTES = 4096
 
 export const REQUESTS_DIR = 'requests'
 
@@ -47,7 +51,7 @@ export const takeRequests = (podPath: string): AppRequest[] => {
   for (const n of names) {
     const p = path.join(dir, n)
     try {
-      const req = JSON.parse(fs.readFileSync(p, 'utf8')) as AppRequest
+      const req = JSON.parse(readOwnText(p, MAX_REQUEST_BYTES) ?? '') as AppRequest
       if ((req.op === 'start' || req.op === 'stop') && typeof req.app === 'string') out.push(req)
     } catch {
       // a damaged request is dropped

@@ -3,6 +3,7 @@ import { PodChangedStateError } from '../errors.js'
 import type { PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { setUpPodVolumes } from '../volume/pod-volumes.js'
+import { checkOpenFiles } from './budget.js'
 
 /**
  * Moves a prepared pod to run/ under its lock, its volumes set up first.
@@ -35,6 +36,7 @@ export const startPrepared = (pod: Pod): { pod: Pod; manifest: PodManifest } => 
 const setUpVolumes = (pod: Pod): PodManifest => {
   try {
     const { manifest } = pod.podManifest()
+    checkOpenFiles(manifest)
     setUpPodVolumes(pod, manifest)
     return manifest
   } catch (er) {

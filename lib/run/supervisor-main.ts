@@ -48,7 +48,11 @@ const main = async (): Promise<number> => {
     return 1
   }
   await reply({ ok: true, uuid: started.pod.uuid })
-  return new Supervisor(started.pod, started.manifest).run()
+  try {
+    return await new Supervisor(started.pod, started.manifest).run()
+  } catch {
+    return 125 // recorded in the pod by Supervisor.run: `podctl status` shows it
+  }
 }
 
 // No top-level await: the built CLI runs this file as CommonJS (lib/build/bundle.ts).

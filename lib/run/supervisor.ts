@@ -10,16 +10,17 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { resourceReason } from '../fs/errors.js'
 import { DIR_MODE } from '../fs/modes.js'
+import { MAX_MANIFEST_BYTES, readOwnText } from '../fs/read.js'
 import { AppTypeMask, parseManifest, visitApps, type App, type PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
-import { appRoot } from '../pod/prepare.js'
 import { podEnvMark } from '../pod/reap.js'
 import { MANIFEST_FILE, isoTime, newAppRecord, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
 import { forkCount, killMarked } from '../proc/escaped.js'
-import { lookPath } from '../proc/executable.js'
 import { procStart } from '../proc/identity.js'
 import { killGroup } from '../proc/signal.js'
+import { appLaunch, type Launch } from './app-launch.js'
 import { GUARDIAN_FD, guardedSpawnArgs } from './guardian.js'
 import { LogWriter } from './log-writer.js'
 import { REQUESTS_DIR, takeRequests, type AppRequest } from './requests.js'
@@ -99,9 +100,24 @@ export class Supervisor {
     }
   }
 
+  /** Whether the last save of the record failed (a full disk): said once, retried at every save. */
+  #saveFailing = false
+
+  /**
+   * Writes the record. A failed write (ENOSPC) is said once and does not
+   * stop the pod: the record is kept here and written again at the next
+   * change, and readers see the last one that was written.
+   */
   #save(): void {
-    writeRecord(this.pod.path, this.#record)
-    this.pod.setCachedRecord(this.#record)
+    try {
+      writeRecord(this.pod.path, this.#record)
+      this.pod.setCachedRecord(this.#record)
+      if (this.#saveFailing) this.#opts.output?.notice(`pod ${this.pod.uuid} is recorded again`)
+      this.#saveFailing = false
+    } catch (er) {
+      if (!this.#saveFailing) this.#opts.output?.notice(`${(er as Error).message}; the pod runs on, and its record is written again at its next change`)
+      this.#saveFailing = true
+    }
   }
 
   #appRecord(name: string): AppRecord {
@@ -130,6 +146,14 @@ export class Supervisor {
       if (initOk && !this.#stopping) await this.#runRegularApps()
       else this.#record.ready_at = null
       return this.#finish()
+    } catch (er) {
+      // The supervisor's own failure: kept in the record, so that `status`
+      // says why a detached pod ended (its stderr goes nowhere).
+      this.signal('SIGKILL')
+      this.#record.failure = `the supervisor failed: ${(er as Error).message}`
+      this.#record.ready_at = null
+      this.#save()
+      throw er
     } finally {
       for (const [s, h] of handlers) process.off(s, h)
       this.#opts.output?.flush?.()
@@ -211,7 +235,7 @@ export class Supervisor {
   #reconcile(): void {
     let m: PodManifest
     try {
-      m = parseManifest(fs.readFileSync(path.join(this.pod.path, MANIFEST_FILE), 'utf8'), { allowEphemeral: true })
+      m = parseManifest(readOwnText(path.join(this.pod.path, MANIFEST_FILE), MAX_MANIFEST_BYTES) ?? '', { allowEphemeral: true })
     } catch {
       return // mid-replace or damaged: the rename makes it whole; look again later
     }
@@ -273,43 +297,40 @@ export class Supervisor {
    */
   #start(app: App, beforeStartSaved?: () => void): AppStart {
     const rec = this.#appRecord(app.name)
-    const root = appRoot(this.pod.path, app.name)
-    fs.mkdirSync(root, { recursive: true, mode: DIR_MODE })
-    const cwd = app.workingDirectory ? path.join(root, app.workingDirectory) : root
-    fs.mkdirSync(cwd, { recursive: true, mode: DIR_MODE })
-    const log = new LogWriter(this.pod.path, app.name, this.#opts.logMaxBytes ? { maxBytes: this.#opts.logMaxBytes } : {})
-    const env = {
-      ...process.env,
-      ...(app.env ?? {}),
-      PODCTL_POD_UUID: this.pod.uuid,
-      PODCTL_APP_NAME: app.name,
-      PODCTL_APP_ROOT: root,
-    }
+    let log: LogWriter | undefined
+    let launch: Launch
     try {
-      lookPath(app.exec[0]!, cwd, env)
+      log = new LogWriter(this.pod.path, app.name, {
+        ...(this.#opts.logMaxBytes ? { maxBytes: this.#opts.logMaxBytes } : {}),
+        onTrouble: (message) => this.#opts.output?.notice(`app ${app.name}: ${message}`),
+      })
+      launch = appLaunch(this.pod, app)
     } catch (er) {
       this.#cannotStart(app, log, er as NodeJS.ErrnoException)
       beforeStartSaved?.()
       this.#save()
-      log.close()
+      log?.close()
       return { started: Promise.resolve(), done: Promise.resolve() }
     }
+    const appLog = log
     // Each app leads its own process group, so that a signal reaches the
     // app's children too and the terminal's Ctrl-C reaches only podctl,
     // which forwards it. Its guardian is born with it (guardian.ts).
     const forksBefore = forkCount()
     const [file, args] = guardedSpawnArgs(app.exec[0]!, app.exec.slice(1))
-    const child = spawn(file, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] })
+    const { cwd, env, user } = launch
+    const child = spawn(file, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], ...(user ? { uid: user.uid, gid: user.gid } : {}) })
     const spawnedAt = child.pid !== undefined && forksBefore !== undefined ? { pid: child.pid, forksBefore } : undefined
-    const guardianPipe = child.stdio[GUARDIAN_FD]!
-    guardianPipe.on('error', () => {}) // it only ever ends
+    // A spawn that failed at once (EMFILE, EAGAIN) has no pipes; its 'error' event follows.
+    const guardianPipe = child.stdio?.[GUARDIAN_FD]
+    guardianPipe?.on('error', () => {}) // it only ever ends
     const out = this.#opts.output
-    child.stdout!.on('data', (c: Buffer) => {
-      log.write(c)
+    child.stdout?.on('data', (c: Buffer) => {
+      appLog.write(c)
       out?.write(app.name, 'stdout', c)
     })
-    child.stderr!.on('data', (c: Buffer) => {
-      log.write(c)
+    child.stderr?.on('data', (c: Buffer) => {
+      appLog.write(c)
       out?.write(app.name, 'stderr', c)
     })
     let markStarted = (): void => {}
@@ -327,24 +348,24 @@ export class Supervisor {
         // Whatever the app left behind in its group goes with it, its
         // guardian included.
         if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL')
-        guardianPipe.destroy()
+        guardianPipe?.destroy()
         killMarked([podEnvMark(this.pod.uuid), appEnvMark(app.name)], { startedSince: rec.pid_start, spawnedAt })
         this.#running.delete(app.name)
         this.#save()
         let drain: NodeJS.Timeout | undefined
         const closed = (): void => {
           if (drain) clearTimeout(drain)
-          log.close()
+          appLog.close()
           resolve()
         }
-        if (child.stdout!.readableEnded && child.stderr!.readableEnded) return closed()
+        if ((child.stdout?.readableEnded ?? true) && (child.stderr?.readableEnded ?? true)) return closed()
         child.once('close', closed)
         // Output still in the pipes arrives within moments. A process that
         // left the app's group (setsid, a daemon) may hold the pipes open
         // for ever: it must not keep the pod running, so stop reading.
         drain = setTimeout(() => {
-          child.stdout!.destroy()
-          child.stderr!.destroy()
+          child.stdout?.destroy()
+          child.stderr?.destroy()
           child.removeListener('close', closed)
           closed()
         }, PIPE_DRAIN_MS)
@@ -363,7 +384,7 @@ export class Supervisor {
       child.once('error', (er: NodeJS.ErrnoException) => {
         if (rec.state === 'running') return // an error after spawn: 'exit' follows
         // /bin/sh itself could not be started (the app's program was checked).
-        this.#cannotStart(app, log, er)
+        this.#cannotStart(app, appLog, er)
         beforeStartSaved?.()
         finish(rec.exit_code!)
         markStarted()
@@ -375,9 +396,11 @@ export class Supervisor {
   }
 
   /** Records that `app` could not be started (127 for a missing program, else 126), and says so. */
-  #cannotStart(app: App, log: LogWriter, er: NodeJS.ErrnoException): void {
-    this.#opts.output?.notice(`app ${app.name} could not start: ${er.message}`)
-    log.write(Buffer.from(`podctl: app ${app.name} could not start: ${er.message}\n`))
+  #cannotStart(app: App, log: LogWriter | undefined, er: NodeJS.ErrnoException): void {
+    const reason = er.code !== undefined ? resourceReason(er.code) : undefined
+    const message = `app ${app.name} could not start: ${er.message}${reason ? ` (${reason.what}); ${reason.fix}` : ''}`
+    this.#opts.output?.notice(message)
+    log?.write(Buffer.from(`podctl: ${message}\n`))
     const rec = this.#appRecord(app.name)
     const now = isoTime()
     rec.state = 'exited'

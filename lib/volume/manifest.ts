@@ -14,6 +14,7 @@ import {
   isObj,
   join,
   manifestProblems,
+  nameLengthProblem,
   parseManifestJson,
   type ManifestProblem,
   type ManifestRule,
@@ -32,6 +33,8 @@ export const projectedPathProblem = (p: string): string | undefined => {
   if (p.includes('\0')) return 'must not contain a NUL character'
   if (p.startsWith('/')) return 'must be a relative path'
   if (p.length > 4096) return 'is longer than 4096 characters'
+  const tooLong = nameLengthProblem(p)
+  if (tooLong !== undefined) return tooLong
   const parts = p.split('/')
   if (parts.some((s) => s === '..')) return 'must not contain ".."'
   if (parts.some((s) => s.startsWith('..'))) return 'must not have a part starting with ".."'

@@ -19,6 +19,8 @@ import path from 'node:path'
 import { PodctlError, errnoCode } from '../errors.js'
 import { uniqueSuffix, writeFileAtomic } from '../fs/atomic.js'
 import { DIR_MODE } from '../fs/modes.js'
+import { describeFailure } from '../fs/errors.js'
+import { readOwnFile, readOwnText } from '../fs/read.js'
 import { removeTree } from '../fs/remove-tree.js'
 import { DEFAULT_WAIT_MS } from '../lock/lock.js'
 import { formatOwner, ownOwner, parseOwner, sameOwner } from '../lock/owner.js'
@@ -119,24 +121,33 @@ export const createVolume = (dataDir: string, name: string, opts: CreateVolumeOp
 /** Reads a volume's record; ENOVOLUME if there is no such volume. */
 export const readVolume = (dataDir: string, name: string): PvRecord => {
   checkVolumeName(name)
-  let text: string
+  const file = path.join(pvDir(dataDir, name), PV_RECORD)
+  const f = readOwnFile(file)
+  if ('missing' in f) throw noSuchVolume(name)
+  const damaged = (why: string): PodctlError => new PodctlError('EFAILED', `persistent volume ${name} has a damaged record: ${why}`, `look at ${file}; podctl volume rm ${name} removes the volume and its data`)
+  if ('damaged' in f) throw damaged(f.damaged)
   try {
-    text = fs.readFileSync(path.join(pvDir(dataDir, name), PV_RECORD), 'utf8')
-  } catch (er) {
-    const code = errnoCode(er)
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw noSuchVolume(name)
-    throw er
-  }
-  try {
-    return JSON.parse(text) as PvRecord
+    return JSON.parse(f.bytes.toString('utf8')) as PvRecord
   } catch {
-    throw new PodctlError('EFAILED', `persistent volume ${name} has a damaged record: ${path.join(pvDir(dataDir, name), PV_RECORD)}`)
+    throw damaged(`${file} is not valid JSON`)
   }
 }
 
 /** Whether a persistent volume named `name` exists. */
-export const volumeExists = (dataDir: string, name: string): boolean =>
-  fs.existsSync(path.join(pvDir(dataDir, name), PV_RECORD))
+export const volumeExists = (dataDir: string, name: string): boolean => pvPresent(dataDir, name)
+
+/**
+ * Whether the directory of volume `name` is there. Only its absence says
+ * no: a directory this user may not look into is a refusal, named as one
+ * ("permission denied"), not a volume that does not exist.
+ */
+const pvPresent = (dataDir: string, name: string): boolean => {
+  try {
+    return fs.lstatSync(pvDir(dataDir, name), { throwIfNoEntry: false }) !== undefined
+  } catch (er) {
+    throw describeFailure(er, `cannot look at persistent volume ${name} (${pvDir(dataDir, name)})`)
+  }
+}
 
 /** Every persistent volume, by name. Damaged or half-made entries are skipped. */
 export const listVolumes = (dataDir: string): PvRecord[] => {
@@ -191,7 +202,7 @@ export const readClaims = (dataDir: string, name: string): ClaimRecord[] => {
   for (const n of names.sort()) {
     if (!n.endsWith('.json') || n.startsWith('.')) continue
     try {
-      out.push(JSON.parse(fs.readFileSync(path.join(pvClaimsDir(dataDir, name), n), 'utf8')) as ClaimRecord)
+      out.push(JSON.parse(readOwnText(path.join(pvClaimsDir(dataDir, name), n)) ?? '') as ClaimRecord)
     } catch {
       // removed meanwhile, or a torn write of an older podctl: not a claim
     }
@@ -287,7 +298,7 @@ export type ReleaseOutcome = 'not-claimed' | 'released' | 'retained' | 'deleted'
  * created again under the same name, say).
  */
 export const releaseVolume = (dataDir: string, name: string, uuid: string, opts: { reclaim: boolean } = { reclaim: true }): ReleaseOutcome => {
-  if (!fs.existsSync(pvDir(dataDir, name))) return 'not-claimed'
+  if (!pvPresent(dataDir, name)) return 'not-claimed'
   return withVolumeLock(dataDir, name, () => {
     sweepTemporaries(dataDir, name)
     const file = claimFile(dataDir, name, uuid)
@@ -358,7 +369,7 @@ const deleteVolumeDir = (dataDir: string, name: string): void => {
  */
 export const removeVolume = (dataDir: string, name: string): void => {
   checkVolumeName(name)
-  if (!fs.existsSync(pvDir(dataDir, name))) throw noSuchVolume(name)
+  if (!pvPresent(dataDir, name)) throw noSuchVolume(name)
   withVolumeLock(dataDir, name, () => {
     readVolume(dataDir, name)
     const running = readClaims(dataDir, name).filter((c) => claimHolds(dataDir, c))

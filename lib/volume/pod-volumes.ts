@@ -7,6 +7,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError, bug } from '../errors.js'
+import { MAX_MANIFEST_BYTES, readOwnText } from '../fs/read.js'
 import { tryLockAt } from '../lock/lock.js'
 import { formatProblems, type ManifestProblem, type PodManifest } from '../pod/manifest.js'
 import { MANIFEST_FILE } from '../pod/record.js'
@@ -16,7 +17,9 @@ import { readVolume, volumeExists } from './persistent.js'
 import { defaultRegistry } from './plugins/index.js'
 import type { PluginRegistry } from './registry.js'
 import { recordedVolumes, removeVolumeStateDir } from './state.js'
-import { volumeLocksDir, volumeStateDir } from './layout.js'
+import { allowTraverse } from '../fs/modes.js'
+import { resolveAppUser, type AppUser } from '../pod/app-user.js'
+import { POD_VOLUMES, podVolumeDir, pvDataDir, pvDir, volumeLocksDir, volumeStateDir, volumesRoot } from './layout.js'
 import { parsePodManifest } from './manifest.js'
 import type { PodRef, RecordedMountPoint, VolumeSpec } from './types.js'
 
@@ -100,6 +103,7 @@ export const setUpPodVolumes = (pod: LockablePod, m: PodManifest, opts: Operatio
       touched.push(name)
       ex.mountVolume(specs.get(name)!, points.get(name) ?? [], opts)
     }
+    grantToAppUsers(pod, m)
   } catch (er) {
     for (const name of touched.reverse()) {
       try {
@@ -113,10 +117,42 @@ export const setUpPodVolumes = (pod: LockablePod, m: PodManifest, opts: Operatio
   }
 }
 
+/**
+ * Hands each empty or persistent volume that an app running as another
+ * user mounts writable to that user (the first such app, in manifest
+ * order), and lets everyone pass through the directories above it, as
+ * CONTRACT §10 wants ("its volumes are writable by it"). Host paths are
+ * the host's and files volumes podctl's: neither is changed.
+ */
+const grantToAppUsers = (pod: PodRef, m: PodManifest): void => {
+  const owners = new Map<string, AppUser>()
+  for (const a of m.apps) {
+    let u: AppUser | undefined
+    try {
+      u = resolveAppUser(a)
+    } catch {
+      continue // such an app cannot start: the supervisor says so
+    }
+    if (u === undefined) continue
+    for (const mt of a.mounts ?? []) if (!mt.readOnly && !owners.has(mt.volume)) owners.set(mt.volume, u)
+  }
+  for (const v of m.volumes ?? []) {
+    const u = owners.get(v.name)
+    if (u === undefined) continue
+    if (v.kind === 'empty') {
+      allowTraverse([path.join(pod.path, POD_VOLUMES)])
+      fs.lchownSync(podVolumeDir(pod.path, v.name), u.uid, u.gid)
+    } else if (v.kind === 'persistent') {
+      allowTraverse([volumesRoot(pod.dataDir), pvDir(pod.dataDir, v.claim)])
+      fs.lchownSync(pvDataDir(pod.dataDir, v.claim), u.uid, u.gid)
+    }
+  }
+}
+
 /** The stored manifest of a pod, if it can be read (it guides the tear-down order). */
 const storedManifest = (podPath: string): PodManifest | undefined => {
   try {
-    return parsePodManifest(fs.readFileSync(path.join(podPath, MANIFEST_FILE), 'utf8'), { allowEphemeral: true })
+    return parsePodManifest(readOwnText(path.join(podPath, MANIFEST_FILE), MAX_MANIFEST_BYTES) ?? '', { allowEphemeral: true })
   } catch {
     return undefined
   }

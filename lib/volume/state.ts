@@ -9,6 +9,7 @@ import path from 'node:path'
 import { errnoCode } from '../errors.js'
 import { NAME_RE } from '../pod/manifest.js'
 import { writeFileAtomic } from '../fs/atomic.js'
+import { readOwnText } from '../fs/read.js'
 import { isoTime } from '../pod/record.js'
 import { POD_VOLUME_STATE, volumeStateDir } from './layout.js'
 import { mkdirsInside, resolveInside } from '../fs/inside.js'
@@ -29,7 +30,7 @@ export const readVolumeState = (podPath: string, name: string): VolumeStateRecor
   const dir = resolveInside(podPath, `${POD_VOLUME_STATE}/x`)
   if (dir === undefined) return undefined
   try {
-    const rec = JSON.parse(fs.readFileSync(path.join(volumeStateDir(podPath), fileOf(name)), 'utf8')) as VolumeStateRecord
+    const rec = JSON.parse(readOwnText(path.join(volumeStateDir(podPath), fileOf(name))) ?? '') as VolumeStateRecord
     return rec !== null && typeof rec === 'object' && rec.volume === name ? rec : undefined
   } catch {
     return undefined

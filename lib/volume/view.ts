@@ -2,7 +2,9 @@
  * Volumes as `podctl status` shows them (CONTRACT §5): name, kind, where
  * the data is, and its usage, computed on demand (briefly cached).
  */
-import type { PodManifest } from '../pod/manifest.js'
+import { isPodctlError } from '../errors.js'
+import { formatProblems, type PodManifest } from '../pod/manifest.js'
+import { volumeRules } from './manifest.js'
 import { defaultRegistry } from './plugins/index.js'
 import type { Metrics, PodRef } from './types.js'
 
@@ -28,17 +30,21 @@ export interface ManifestPod extends PodRef {
 }
 
 /**
- * `view` plus `volumes` when the pod's manifest declares any; unchanged
- * otherwise (or when the manifest cannot be read: status still answers).
+ * `view` plus `volumes` when the pod's manifest declares any. A manifest
+ * that cannot be read or whose volumes are invalid makes the pod damaged
+ * (`damaged`, unless the view already says why): status still answers.
  */
-export const withVolumes = <T extends object>(pod: ManifestPod, view: T): T & { volumes?: VolumeView[] } => {
+export const withVolumes = <T extends { damaged?: string }>(pod: ManifestPod, view: T): T & { volumes?: VolumeView[] } => {
   if (!pod.podManifestAvailable()) return view
   let m: PodManifest
   try {
     m = pod.podManifest().manifest
-  } catch {
-    return view
+  } catch (er) {
+    if (!isPodctlError(er)) throw er
+    return { ...view, damaged: view.damaged ?? er.message }
   }
   if (!m.volumes || m.volumes.length === 0) return view
+  const problems = volumeRules(m)
+  if (problems.length > 0) return { ...view, damaged: view.damaged ?? `pod ${pod.uuid} has a damaged manifest: ${formatProblems(problems)}` }
   return { ...view, volumes: podVolumeViews(pod, m) }
 }

@@ -115,10 +115,10 @@ t.test('--uuid-file-save writes the UUID', async (t) => {
   t.equal(podctl(dir, ['status', '--format', 'json', uuid]).status, 0)
 })
 
-t.test('--uuid-file-save to an unwritable place fails and leaves no pod', async (t) => {
+t.test('--uuid-file-save to an unwritable place fails before anything is prepared', async (t) => {
   const dir = t.testdir({})
   const r = podctl(dir, ['prepare', '--uuid-file-save', path.join(dir, 'missing', 'pod.uuid'), '--', 'true'])
-  t.equal(r.status, 1)
+  t.equal(r.status, 2, 'a path that cannot be written is a usage error (CONTRACT §10)')
   t.equal(r.stdout, '', 'no UUID on stdout')
   t.match(r.stderr, /^podctl: .*UUID file/)
   for (const d of ['embryo', 'prepare', 'prepared', 'run', 'exited-garbage', 'garbage']) t.strictSame(podsIn(dir, d), [], `${d}/ is empty`)

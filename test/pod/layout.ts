@@ -10,10 +10,11 @@ t.test('resolveDataDir: --dir > PODCTL_DIR > /var/lib/podctl for root > XDG_DATA
   const env = { PODCTL_DIR: '/env/dir', XDG_DATA_HOME: '/xdg', HOME: '/home/u' }
   t.equal(resolveDataDir('/flag', env, 1000), '/flag')
   t.equal(resolveDataDir('rel', env, 1000), path.resolve('rel'), 'a relative --dir is made absolute')
-  t.equal(resolveDataDir('', env, 1000), '/env/dir', 'an empty --dir is no --dir')
+  t.throws(() => resolveDataDir('', env, 1000), { code: 'EUSAGE', message: '--dir is empty' }, 'an empty --dir is a mistake, not the default')
   t.equal(resolveDataDir(undefined, env, 1000), '/env/dir')
   t.equal(resolveDataDir(undefined, env, 0), '/env/dir', 'PODCTL_DIR wins over root')
-  t.equal(resolveDataDir(undefined, { ...env, PODCTL_DIR: '' }, 0), '/var/lib/podctl', 'root')
+  t.throws(() => resolveDataDir(undefined, { ...env, PODCTL_DIR: '' }, 0), { code: 'EUSAGE', message: 'PODCTL_DIR is set but empty' })
+  t.equal(resolveDataDir(undefined, { XDG_DATA_HOME: '/xdg' }, 0), '/var/lib/podctl', 'root')
   t.equal(resolveDataDir(undefined, { XDG_DATA_HOME: '/xdg', HOME: '/home/u' }, 1000), '/xdg/podctl')
   t.equal(resolveDataDir(undefined, { HOME: '/home/u' }, 1000), '/home/u/.local/share/podctl')
   t.equal(resolveDataDir(undefined, { XDG_DATA_HOME: '', HOME: '/home/u' }, 1000), '/home/u/.local/share/podctl', 'an empty XDG_DATA_HOME is unset')

@@ -51,7 +51,7 @@ t.test('not an object', async (t) => {
 t.test('unknown fields are errors at every level', async (t) => {
   problems(t, man({ extra: 1 }), [['extra', 'unknown field (allowed: apiVersion, name, labels, annotations, mutable, apps, volumes)']], 'top level')
   problems(t, man({ 'a b': 1 }), [['["a b"]', /^unknown field/]], 'a key that is not an identifier is quoted')
-  problems(t, man({ apps: [app({ image: 'x' })] }), [['apps[0].image', 'unknown field (allowed: name, type, exec, env, workingDirectory, mounts)']], 'app')
+  problems(t, man({ apps: [app({ image: 'x' })] }), [['apps[0].image', 'unknown field (allowed: name, type, exec, env, workingDirectory, mounts, user, group)']], 'app')
   problems(
     t,
     man({ volumes: [vol({ kind: 'empty' })], apps: [app({ mounts: [{ volume: 'data', path: '/d', rw: true }] })] }),

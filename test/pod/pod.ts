@@ -578,7 +578,7 @@ t.test('UUID files', async (t) => {
   t.equal(readUUIDFromFile(path.join(d, 'u')), uuid)
   t.throws(() => readUUIDFromFile(path.join(d, 'bad')), { code: 'EUSAGE' })
   t.throws(() => readUUIDFromFile(path.join(d, 'missing')), { code: 'EUSAGE' })
-  t.throws(() => writeUUIDToFile(uuid, path.join(d, 'no', 'such', 'dir', 'u')), { code: 'EFAILED' })
+  t.throws(() => writeUUIDToFile(uuid, path.join(d, 'no', 'such', 'dir', 'u')), { code: 'EUSAGE', message: /its directory does not exist/ })
 })
 
 t.test('tryExclusiveLock and unlock', async (t) => {

@@ -18,6 +18,8 @@ export const gc = (ctx: Context, dataDir: string, opts: GcCliOptions): void => {
       markOnly: opts.markOnly === true,
       onProgress: progress.report,
       beforeDelete: tearDownPodVolumes,
+      // Each line as it happens: a gc that is killed half-way has said what it did.
+      ...(json ? {} : { onOutcome: (outcome: string, uuid: string) => ctx.io.out(`${outcome} ${uuid}\n`) }),
     })
     progress.finish()
   }
@@ -26,8 +28,6 @@ export const gc = (ctx: Context, dataDir: string, opts: GcCliOptions): void => {
   if (json) {
     const skipped = [...result.skipped, ...result.failed.map((f) => ({ ...f, reason: `error: ${f.reason}` }))]
     ctx.io.out(toJson({ marked: result.marked, deleted: result.deleted, skipped }, opts.format))
-  } else {
-    ctx.io.out(result.marked.map((u) => `marked ${u}\n`).join('') + result.deleted.map((u) => `deleted ${u}\n`).join(''))
   }
   if (result.failed.length > 0) {
     ctx.state.exitCode = 1

@@ -4,9 +4,10 @@
  * --detach a new process is (lib/run/detach.ts) and this one prints the UUID.
  */
 import path from 'node:path'
-import { RunFailure } from '../../errors.js'
+import { RunFailure, isPodctlError } from '../../errors.js'
+import { describeFailure } from '../../fs/errors.js'
 import type { PodManifest } from '../../pod/manifest.js'
-import { podFromUUIDString, type Pod } from '../../pod/pod.js'
+import { checkUUIDFileSave, podFromUUIDString, type Pod } from '../../pod/pod.js'
 import { runDetached } from '../../run/detach.js'
 import { startNewPod } from '../../run/new-pod.js'
 import { startPrepared } from '../../run/start.js'
@@ -32,22 +33,40 @@ const supervise = async (pod: Pod, manifest: PodManifest, prefixAlways = false):
   }
 }
 
+/**
+ * A foreground run's exit code is its pod's; podctl's own failure is 125
+ * (CONTRACT §4), also before the pod runs (a full disk, too few open
+ * files). Refusals keep their codes: bad input 2, no such pod 3, wrong
+ * state 4.
+ */
+const ownFailureIs125 = async <T>(fn: () => Promise<T>): Promise<T> => {
+  try {
+    return await fn()
+  } catch (er) {
+    const failure = isPodctlError(er) ? (er.code === 'EFAILED' ? er : undefined) : describeFailure(er, 'cannot start the pod')
+    if (isPodctlError(failure) && !(failure instanceof RunFailure)) throw new RunFailure(failure.message, failure.hint, { cause: er })
+    throw er
+  }
+}
+
 /** The new pod of `run` or `app sandbox`: detached (prints the UUID) or supervised here (sets the exit code). */
 export const runNewPod = async (ctx: Context, dataDir: string, manifest: PodManifest, opts: { detach?: boolean; uuidFileSave?: string }, onRunning?: (pod: Pod) => void): Promise<void> => {
   // The detached supervisor runs in / : it gets an absolute path.
   const uuidFileSave = opts.uuidFileSave !== undefined ? path.resolve(opts.uuidFileSave) : undefined
   if (opts.detach) {
+    // Checked here too: the detached supervisor's refusal would come after the fork.
+    if (uuidFileSave !== undefined) checkUUIDFileSave(uuidFileSave)
     ctx.io.out(`${await runDetached({ dataDir, manifest, ...(uuidFileSave !== undefined ? { uuidFileSave } : {}) })}\n`)
     return
   }
-  const pod = await startNewPod(dataDir, manifest, { uuidFileSave })
+  const pod = await ownFailureIs125(() => startNewPod(dataDir, manifest, { uuidFileSave }))
   onRunning?.(pod)
   ctx.state.exitCode = await supervise(pod, manifest, onRunning !== undefined)
 }
 
 /** podctl run: prepare and run a pod from the inputs. */
 export const run = async (ctx: Context, dataDir: string, command: string[], opts: PodInputOptions & { detach?: boolean }): Promise<void> =>
-  runNewPod(ctx, dataDir, manifestFromInputs(opts, command, undefined, 'run'), opts)
+  runNewPod(ctx, dataDir, manifestFromInputs(opts, command, 'run'), opts)
 
 /** podctl run-prepared: run a prepared pod. */
 export const runPrepared = async (ctx: Context, dataDir: string, uuid: string, opts: { detach?: boolean }): Promise<void> => {
@@ -56,6 +75,6 @@ export const runPrepared = async (ctx: Context, dataDir: string, uuid: string, o
     ctx.io.out(`${await runDetached({ dataDir, uuid: pod.uuid })}\n`)
     return
   }
-  const started = startPrepared(pod)
+  const started = await ownFailureIs125(async () => startPrepared(pod))
   ctx.state.exitCode = await supervise(started.pod, started.manifest)
 }

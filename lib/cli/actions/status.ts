@@ -15,6 +15,8 @@ import { isJson, toJson } from '../output.js'
 /** rkt-style key=value lines; keys with no value yet are left out. */
 export const statusLines = (v: PodView & { volumes?: VolumeView[] }): string => {
   const lines = [`state=${v.state}`]
+  if (v.damaged !== undefined) lines.push(`damaged=${v.damaged}`)
+  if (v.failure !== undefined) lines.push(`failure=${v.failure}`)
   if (v.created_at) lines.push(`created=${v.created_at}`)
   if (v.started_at) lines.push(`started=${v.started_at}`)
   if (v.pid !== null) lines.push(`pid=${v.pid}`)

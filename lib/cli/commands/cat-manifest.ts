@@ -13,7 +13,7 @@ export const catManifest: CommandSpec = {
       .option('--pretty-print', 'indent the JSON')
       .addHelpText('after', '\nExample:\n  $ podctl cat-manifest 8c3b1f0e --pretty-print')
       .action(async (uuid: string, opts: { prettyPrint?: boolean }, self: Command) =>
-        (await import('../actions/cat-manifest.js')).catManifest(ctx, dataDirOf(self), uuid, opts),
+        (await import('../actions/cat-manifest.js')).catManifest(ctx, dataDirOf(self, 'read'), uuid, opts),
       )
   },
 }

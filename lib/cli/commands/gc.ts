@@ -21,6 +21,6 @@ export const gc: CommandSpec = {
       .option('--mark-only', 'only mark; delete nothing')
     addFormatOption(cmd, ctx)
       .addHelpText('after', '\nExamples:\n  $ podctl gc\n  $ podctl gc --grace-period 0s --format json')
-      .action(async (opts: GcCliOptions, self: Command) => (await import('../actions/gc.js')).gc(ctx, dataDirOf(self), opts))
+      .action(async (opts: GcCliOptions, self: Command) => (await import('../actions/gc.js')).gc(ctx, dataDirOf(self, 'write'), opts))
   },
 }

@@ -21,6 +21,6 @@ export const list: CommandSpec = {
       .option('--no-legacy', 'no header line')
       .option('--state <state>', 'only pods in this state (repeatable), e.g. running, exited, "exited garbage"', collect)
       .addHelpText('after', '\nExamples:\n  $ podctl list\n  $ podctl list --state running --format json')
-      .action(async (opts: ListOptions, self: Command) => ctx.io.out(await (await import('../actions/list.js')).listOutput(dataDirOf(self), opts)))
+      .action(async (opts: ListOptions, self: Command) => ctx.io.out(await (await import('../actions/list.js')).listOutput(dataDirOf(self, 'read'), opts)))
   },
 }

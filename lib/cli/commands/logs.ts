@@ -20,6 +20,6 @@ export const logs: CommandSpec = {
       .option('--follow', 'keep printing new output until the pod has exited')
       .option('--tail <n>', 'only the last N lines of each app')
       .addHelpText('after', '\nExamples:\n  $ podctl logs 8c3b1f0e\n  $ podctl logs 8c3b1f0e --app web --tail 20 --follow')
-      .action(async (uuid: string, opts: LogsOptions, self: Command) => (await import('../actions/logs.js')).logs(ctx, dataDirOf(self), uuid, opts))
+      .action(async (uuid: string, opts: LogsOptions, self: Command) => (await import('../actions/logs.js')).logs(ctx, dataDirOf(self, 'read'), uuid, opts))
   },
 }

@@ -18,7 +18,7 @@ Examples:
   $ cat web.json | podctl prepare --manifest - --env LOG_LEVEL=debug`,
       )
       .action(async (command: string[], opts: PodInputOptions, self: Command) =>
-        (await import('../actions/prepare.js')).prepare(ctx, dataDirOf(self), command, opts),
+        (await import('../actions/prepare.js')).prepare(ctx, dataDirOf(self, 'write'), command, opts),
       )
   },
 }

@@ -12,6 +12,6 @@ export const rm: CommandSpec = {
       .argument('[uuid...]', 'pod UUIDs or unambiguous prefixes')
       .option('--uuid-file <file>', 'also remove the pod whose UUID is in this file')
       .addHelpText('after', '\nExamples:\n  $ podctl rm 8c3b1f0e\n  $ podctl rm --uuid-file web.uuid')
-      .action(async (uuids: string[], opts: { uuidFile?: string }, self: Command) => (await import('../actions/rm.js')).rm(ctx, dataDirOf(self), uuids, opts))
+      .action(async (uuids: string[], opts: { uuidFile?: string }, self: Command) => (await import('../actions/rm.js')).rm(ctx, dataDirOf(self, 'write'), uuids, opts))
   },
 }

@@ -13,7 +13,7 @@ export const runPrepared: CommandSpec = {
       .option('--detach', 'return once the pod is running; the supervisor lives on')
       .addHelpText('after', '\nExamples:\n  $ podctl run-prepared 8c3b1f0e\n  $ podctl run-prepared --detach 8c3b1f0e')
       .action(async (uuid: string, opts: { detach?: boolean }, self: Command) =>
-        (await import('../actions/run.js')).runPrepared(ctx, dataDirOf(self), uuid, opts),
+        (await import('../actions/run.js')).runPrepared(ctx, dataDirOf(self, 'write'), uuid, opts),
       )
   },
 }

@@ -19,7 +19,7 @@ Examples:
   $ podctl run --manifest web.json --uuid-file-save web.uuid`,
       )
       .action(async (command: string[], opts: PodInputOptions & { detach?: boolean }, self: Command) =>
-        (await import('../actions/run.js')).run(ctx, dataDirOf(self), command, opts),
+        (await import('../actions/run.js')).run(ctx, dataDirOf(self, 'write'), command, opts),
       )
   },
 }

@@ -21,7 +21,7 @@ export const status: CommandSpec = {
       .addOption(new Option('--wait-ready [duration]', 'wait until the pod is ready; with a duration, at most that long, then exit 5'))
       .addHelpText('after', '\nExamples:\n  $ podctl status 8c3b1f0e\n  $ podctl status 8c3b1f0e --wait=1m --format json')
       .action(async (uuid: string | undefined, opts: StatusOptions, self: Command) =>
-        (await import('../actions/status.js')).status(ctx, dataDirOf(self), uuid, opts),
+        (await import('../actions/status.js')).status(ctx, dataDirOf(self, 'read'), uuid, opts),
       )
   },
 }

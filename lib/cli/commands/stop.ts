@@ -14,7 +14,7 @@ export const stop: CommandSpec = {
       .addOption(durationOption('--timeout <duration>', 'time between SIGTERM and SIGKILL', '10s'))
       .addHelpText('after', '\nExamples:\n  $ podctl stop 8c3b1f0e\n  $ podctl stop --timeout 30s 8c3b1f0e 4a2d9e11')
       .action(async (uuids: string[], opts: { force?: boolean; timeout: number }, self: Command) =>
-        (await import('../actions/stop.js')).stop(ctx, dataDirOf(self), uuids, opts),
+        (await import('../actions/stop.js')).stop(ctx, dataDirOf(self, 'write'), uuids, opts),
       )
   },
 }

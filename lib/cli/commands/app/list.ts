@@ -9,6 +9,6 @@ export const registerAppList = (app: Command, ctx: Context): void => {
     .option('--no-legacy', 'no header line')
     .addHelpText('after', '\nExample:\n  $ podctl app list 8c3b1f0e --format json')
     .action(async (uuid: string, opts: { format: string; legacy: boolean }, self: Command) =>
-      (await import('../../actions/app.js')).list(ctx, dataDirOf(self), uuid, opts),
+      (await import('../../actions/app.js')).list(ctx, dataDirOf(self, 'read'), uuid, opts),
     )
 }

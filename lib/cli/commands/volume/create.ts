@@ -21,5 +21,5 @@ export const registerVolumeCreate = (volume: Command, ctx: Context): void => {
     .addOption(new Option('--access-mode <mode>', 'ReadWriteOnce (RWO): one running pod at a time; ReadWriteMany (RWX): several').choices(Object.keys(ACCESS_MODE_NAMES)).default('ReadWriteOnce'))
   addFormatOption(cmd, ctx, 'output format (table prints the name)')
     .addHelpText('after', '\nExamples:\n  $ podctl volume create db\n  $ podctl volume create scratch --reclaim recycle --size-limit 512M --access-mode ReadWriteMany')
-    .action(async (name: string, opts: CreateOptions, self: Command) => (await import('../../actions/volume.js')).create(ctx, dataDirOf(self), name, opts))
+    .action(async (name: string, opts: CreateOptions, self: Command) => (await import('../../actions/volume.js')).create(ctx, dataDirOf(self, 'write'), name, opts))
 }

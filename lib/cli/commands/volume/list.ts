@@ -15,5 +15,5 @@ export const registerVolumeList = (volume: Command, ctx: Context): void => {
     .option('--full', 'full pod UUIDs and RFC 3339 times')
     .option('--no-legacy', 'no header line')
     .addHelpText('after', '\nExamples:\n  $ podctl volume list\n  $ podctl volume list --format json')
-    .action(async (opts: VolumeListOptions, self: Command) => (await import('../../actions/volume.js')).list(ctx, dataDirOf(self), opts))
+    .action(async (opts: VolumeListOptions, self: Command) => (await import('../../actions/volume.js')).list(ctx, dataDirOf(self, 'read'), opts))
 }

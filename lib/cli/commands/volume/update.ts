@@ -30,6 +30,6 @@ Examples:
   $ podctl volume update 8c3b1f0e config --from-dir ./config`,
     )
     .action(async (uuid: string, name: string, opts: UpdateOptions, self: Command) =>
-      (await import('../../actions/volume.js')).update(ctx, dataDirOf(self), uuid, name, opts),
+      (await import('../../actions/volume.js')).update(ctx, dataDirOf(self, 'write'), uuid, name, opts),
     )
 }

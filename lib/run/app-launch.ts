@@ -1,0 +1,65 @@
+/**
+ * What an app needs before it is spawned: its root and working directory
+ * (made without following a link planted in them), who it runs as, with
+ * the directories above its root passable and its own ones its own, and
+ * its environment. A failure is thrown shaped like Node's spawn errors, so
+ * that the supervisor records it as "could not start" (126, or 127 for a
+ * missing program).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { mkdirsInside } from '../fs/inside.js'
+import { DIR_MODE, allowTraverse } from '../fs/modes.js'
+import { resolveAppUser, type AppUser } from '../pod/app-user.js'
+import type { App } from '../pod/manifest.js'
+import type { Pod } from '../pod/pod.js'
+import { appRoot } from '../pod/prepare.js'
+import { lookPath } from '../proc/executable.js'
+
+export interface Launch {
+  root: string
+  cwd: string
+  env: NodeJS.ProcessEnv
+  /** Set when the app runs as someone else than podctl. */
+  user?: AppUser
+}
+
+const cannotStart = (message: string, code = 'EPERM'): NodeJS.ErrnoException => Object.assign(new Error(message), { code })
+
+/**
+ * The directories an app running as another user must pass through to
+ * reach its root: the data dir, the state dir and the pod's own.
+ */
+const pathToRoot = (pod: Pod): string[] => {
+  const podDir = pod.path
+  const stateDir = path.dirname(podDir)
+  return [pod.dataDir, path.dirname(stateDir), stateDir, podDir, path.join(podDir, 'apps')]
+}
+
+/** Prepares `app` of `pod` to be spawned; throws (spawn-like) when it cannot start. */
+export const appLaunch = (pod: Pod, app: App): Launch => {
+  let user: AppUser | undefined
+  try {
+    user = resolveAppUser(app)
+  } catch (er) {
+    throw cannotStart((er as Error).message)
+  }
+  const root = appRoot(pod.path, app.name)
+  fs.mkdirSync(root, { recursive: true, mode: DIR_MODE })
+  if (user) {
+    fs.lchownSync(root, user.uid, user.gid)
+    allowTraverse(pathToRoot(pod))
+  }
+  // Below the root, the app's own tree: never followed through a link it planted.
+  const cwd = app.workingDirectory ? mkdirsInside(root, app.workingDirectory.slice(1) || '.', DIR_MODE, user) : root
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...(user?.name !== undefined ? { USER: user.name, LOGNAME: user.name, HOME: user.home ?? '/' } : {}),
+    ...(app.env ?? {}),
+    PODCTL_POD_UUID: pod.uuid,
+    PODCTL_APP_NAME: app.name,
+    PODCTL_APP_ROOT: root,
+  }
+  lookPath(app.exec[0]!, cwd, env)
+  return { root, cwd, env, ...(user ? { user } : {}) }
+}
