@@ -19,6 +19,8 @@
 //   BENCH_GC_N=10000            exited pods per gc run (default: 10,000, or
 //                               the largest size when BENCH_SIZES stays below)
 //   BENCH_IO_REPS=7             repetitions of the I/O style measurement
+//   BENCH_STREAM_REPS=5         repetitions of the long-line output measurement
+//                               (bench/stream.js); 0 skips it
 //   BENCH_REMOVE_REPS=1         repetitions of the tree removal comparison
 //                               (bench/remove-styles.js) over BENCH_GC_N pods;
 //                               0 skips it
@@ -36,6 +38,7 @@ import { buildExitedPopulations, buildPopulation, createExited, manifestPath, po
 import { formatMarkdown, formatTable, machineInfo } from './lib/report.js'
 import { formatIoTable, measureIoStyles } from './io-style.js'
 import { formatRemoveTable, measureRemoveStyles } from './remove-styles.js'
+import { formatStreaming, measureStreaming } from './stream.js'
 import { printRunTable, runBenchmarks } from './run-bench.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -52,6 +55,7 @@ const GC_REPS = odd(Number(process.env.BENCH_GC_REPS ?? 3))
 const GC_N = Number(process.env.BENCH_GC_N ?? (SIZES.includes(10_000) || Math.max(...SIZES) > 10_000 ? 10_000 : Math.max(...SIZES)))
 const IO_REPS = odd(Number(process.env.BENCH_IO_REPS ?? 7))
 const REMOVE_REPS = Number(process.env.BENCH_REMOVE_REPS ?? 1)
+const STREAM_REPS = Number(process.env.BENCH_STREAM_REPS ?? 5)
 // The cheap commands (node -e 0, version, status, rm) run this many times
 // per round: their ratios are differences of a few ms between runs of
 // ~100 ms, so they need more samples than list does.
@@ -320,6 +324,7 @@ const main = async () => {
     await measureGc(k)
   }
   const removeRows = REMOVE_REPS > 0 ? await measureRemoveStyles(GC_N, REMOVE_REPS, root, log) : undefined
+  const streaming = STREAM_REPS > 0 ? measureStreaming(40, STREAM_REPS, log) : undefined
   // The run benchmark (issue 3): its own data dir, its own table.
   const run = RUN ? await runBenchmarks({ dataDir: path.join(root, 'run'), log }) : undefined
   load.push({ at: 'end', loadavg: os.loadavg().map((x) => round(x, 2)) })
@@ -403,6 +408,7 @@ const main = async () => {
   process.stdout.write(formatIoTable(ioRows))
   process.stdout.write(`(medians of ${IO_REPS}; cold: a fresh node process reads every file once, timed inside the process)\n`)
   if (removeRows) process.stdout.write(`\n${formatRemoveTable(removeRows, GC_N)}(medians of ${REMOVE_REPS})\n`)
+  if (streaming) process.stdout.write(`\n${formatStreaming(streaming)}(medians of ${STREAM_REPS})\n`)
   if (run) {
     const g = run.results.git
     process.stdout.write(`\nrun (issue 3)${g ? ` at ${g.commit}${g.lib_dirty ? ' with uncommitted changes in lib/' : ''}` : ''}:\n`)
@@ -421,6 +427,7 @@ const main = async () => {
     gc_runs: checks,
     io_style: ioRows,
     ...(removeRows ? { remove_styles: removeRows } : {}),
+    ...(streaming ? { streaming } : {}),
     load,
     list_output_bytes: listBytes,
     ...(run ? { run: run.results } : {}),

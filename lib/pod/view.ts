@@ -91,6 +91,24 @@ const UUID_AT = '{"uuid":"'.length
 const NAME_AT = UUID_AT + 36
 const NAME_KEY = '","name":'
 const RUNNING_APP = Buffer.from('"state":"running"')
+// The keys podctl writes after "name", in the order it writes them (record.ts).
+const LATER_KEYS = ['created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'exit_code', 'labels', 'annotations', 'apps'].map((k) => Buffer.from(`,"${k}":`))
+
+/**
+ * Whether the bytes have every key of a record, in podctl's order, and a
+ * list of apps that starts as one of podctl's: a record that lost a field
+ * (edited by hand, or damaged) goes through podView, which says so. Cheap:
+ * a few searches in a few hundred bytes.
+ */
+const keysInOrder = (b: Buffer, from: number): boolean => {
+  let at = from
+  for (const key of LATER_KEYS) {
+    at = b.indexOf(key, at)
+    if (at < 0) return false
+    at += key.length
+  }
+  return b[at] === 91 && (b[at + 1] === 93 || b[at + 1] === 123) // "[]" or "[{"
+}
 
 const spliceState = (pod: Pod, b: Buffer): Buffer[] | undefined => {
   if (b.toString('latin1', 0, UUID_AT) !== '{"uuid":"' || b.toString('latin1', UUID_AT, NAME_AT) !== pod.uuid) return undefined
@@ -99,6 +117,7 @@ const spliceState = (pod: Pod, b: Buffer): Buffer[] | undefined => {
   while (end > 0 && b[end - 1] === 10) end--
   // "apps" is the last field of a record without private fields.
   if (b[end - 1] !== 125 || b[end - 2] !== 93) return undefined // "]}"
+  if (!keysInOrder(b, NAME_AT + NAME_KEY.length)) return undefined
   const state = pod.state
   // An app recorded as running in a pod that is not: podView says "unknown".
   if (state !== 'running' && b.indexOf(RUNNING_APP) >= 0) return undefined
