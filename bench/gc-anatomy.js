@@ -14,17 +14,14 @@ import path from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { buildExitedPopulations } from './lib/population.js'
+import { option } from './lib/options.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const BIN = path.resolve(here, '..', 'bin', 'podctl')
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name)
-  return i > 0 ? process.argv[i + 1] : dflt
-}
-const N = Number(arg('--pods', 3000))
-const REPS = Number(arg('--reps', 3))
-const BASE = arg('--base', os.tmpdir())
-const ONLY = arg('--only')
+const N = Number(option('--pods', 3000))
+const REPS = Number(option('--reps', 3))
+const BASE = option('--base', os.tmpdir())
+const ONLY = option('--only')
 
 // An owner record as lock.ts writes it: under 60 bytes, so ext4 keeps the
 // symlink's target in the inode (a "fast" symlink, no data block).

@@ -16,6 +16,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { flag, option } from './lib/options.js'
 
 const self = fileURLToPath(import.meta.url)
 const POD_DIRS = ['embryo', 'prepare', 'prepared', 'run', 'exited-garbage', 'garbage']
@@ -115,19 +116,15 @@ export const formatIoTable = (rows) => {
   return all.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join('  ')).join('\n') + '\n'
 }
 
-const arg = (name) => {
-  const i = process.argv.indexOf(name)
-  return i > 0 ? process.argv[i + 1] : undefined
-}
 
 if (process.argv[1] === self) {
-  const child = arg('--child')
+  const child = option('--child')
   if (child !== undefined) {
-    const paths = manifestPaths(arg('--dir'))
+    const paths = manifestPaths(option('--dir'))
     const r = await timeStyle(child, paths)
     process.stdout.write(JSON.stringify(r))
   } else {
-    let dataDir = arg('--dir')
+    let dataDir = option('--dir')
     let tmp
     if (dataDir === undefined) {
       const { buildPopulation } = await import('./lib/population.js')
@@ -137,8 +134,8 @@ if (process.argv[1] === self) {
       spawnSync('sync')
     }
     try {
-      const rows = await measureIoStyles(dataDir, Number(arg('--reps') ?? 7))
-      process.stdout.write(process.argv.includes('--json') ? `${JSON.stringify(rows, null, 2)}\n` : formatIoTable(rows))
+      const rows = await measureIoStyles(dataDir, Number(option('--reps') ?? 7))
+      process.stdout.write(flag('--json') ? `${JSON.stringify(rows, null, 2)}\n` : formatIoTable(rows))
     } finally {
       if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
     }

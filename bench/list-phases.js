@@ -15,12 +15,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { option } from './lib/options.js'
 
 const self = fileURLToPath(import.meta.url)
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name)
-  return i > 0 ? process.argv[i + 1] : dflt
-}
 
 const child = async (mode, dataDir) => {
   const marks = [['node start → script', performance.now()]]
@@ -58,12 +55,12 @@ const child = async (mode, dataDir) => {
 }
 
 const main = async () => {
-  const reps = Number(arg('--reps', 7))
-  let dataDir = arg('--dir')
+  const reps = Number(option('--reps', 7))
+  let dataDir = option('--dir')
   let tmp
   if (dataDir === undefined) {
     const { buildPopulation } = await import('./lib/population.js')
-    const n = Number(arg('--pods', 10000))
+    const n = Number(option('--pods', 10000))
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'podctl-list-phases-'))
     dataDir = tmp
     await buildPopulation(dataDir, { prepared: Math.ceil(n / 2), exited: Math.floor(n / 2), label: 'list-phases' })
@@ -92,6 +89,6 @@ const main = async () => {
   }
 }
 
-const c = arg('--child')
-if (c !== undefined) await child(c, arg('--dir'))
+const c = option('--child')
+if (c !== undefined) await child(c, option('--dir'))
 else await main()

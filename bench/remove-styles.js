@@ -14,12 +14,9 @@ import path from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { buildExitedPopulations } from './lib/population.js'
+import { flag, option } from './lib/options.js'
 
 const self = fileURLToPath(import.meta.url)
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name)
-  return i > 0 ? process.argv[i + 1] : dflt
-}
 
 /** The ways, by name: what a child process runs for each listed directory. */
 const WAYS = {
@@ -68,7 +65,7 @@ export const measureRemoveStyles = async (n, reps, base = os.tmpdir(), log = (s)
       const order = names.map((_, k) => (k + r) % names.length)
       for (const k of order) {
         const way = names[k]
-        const ms = way.startsWith('xargs') ? timed('sh', ['-c', `xargs rm -rf < '${lists[k]}'`]) : Number(spawnSync(process.execPath, [self, '--child', way, lists[k]], { encoding: 'utf8' }).stdout)
+        const ms = way.startsWith('xargs') ? timed('sh', ['-c', `xargs rm -rf < '${lists[k]}'`]) : Number(spawnSync(process.execPath, [self, '--child-way', way, '--child-list', lists[k]], { encoding: 'utf8' }).stdout)
         if (!Number.isFinite(ms)) throw new Error(`${way}: no time`)
         if (fs.readdirSync(path.join(dirs[k], 'pods', 'run')).length !== 0) throw new Error(`${way} left pods behind`)
         times.get(way).push(ms)
@@ -93,9 +90,9 @@ export const formatRemoveTable = (rows, n) =>
     '',
   ].join('\n')
 
-if (process.argv[2] === '--child') await child(process.argv[3], process.argv[4])
+if (option('--child-way') !== undefined) await child(option('--child-way'), option('--child-list'))
 else if (process.argv[1] === self) {
-  const n = Number(arg('--pods', 10000))
-  const rows = await measureRemoveStyles(n, Number(arg('--reps', 1)), arg('--base', os.tmpdir()))
-  process.stdout.write(process.argv.includes('--json') ? `${JSON.stringify(rows)}\n` : `${formatRemoveTable(rows, n)}\n`)
+  const n = Number(option('--pods', 10000))
+  const rows = await measureRemoveStyles(n, Number(option('--reps', 1)), option('--base', os.tmpdir()))
+  process.stdout.write(flag('--json') ? `${JSON.stringify(rows)}\n` : `${formatRemoveTable(rows, n)}\n`)
 }

@@ -17,12 +17,9 @@ import path from 'node:path'
 import { spawn, spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
+import { flag, option } from './lib/options.js'
 
 const self = fileURLToPath(import.meta.url)
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name)
-  return i > 0 ? process.argv[i + 1] : dflt
-}
 
 const child = async (dataDir) => {
   const marks = [['node start → script', performance.now()]]
@@ -77,7 +74,7 @@ const child = async (dataDir) => {
 }
 
 const main = async () => {
-  const reps = Number(arg('--reps', 11))
+  const reps = Number(option('--reps', 11))
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'podctl-run-phases-'))
   const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
   try {
@@ -91,7 +88,7 @@ const main = async () => {
       floors.push(Number(process.hrtime.bigint() - t0) / 1e6)
       spawnSync('sync')
       t0 = process.hrtime.bigint()
-      const c = spawnSync(process.execPath, [self, '--child', '--dir', tmp], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
+      const c = spawnSync(process.execPath, [self, '--run-child', '--dir', tmp], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
       walls.push(Number(process.hrtime.bigint() - t0) / 1e6)
       if (c.status !== 0) throw new Error(c.stderr)
       runs.push(JSON.parse(c.stderr))
@@ -119,5 +116,5 @@ const main = async () => {
   }
 }
 
-if (process.argv.includes('--child')) await child(arg('--dir'))
+if (flag('--run-child')) await child(option('--dir'))
 else await main()

@@ -12,13 +12,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { flag, option } from './lib/options.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const BIN = path.resolve(here, '..', 'bin', 'podctl')
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(name)
-  return i > 0 ? process.argv[i + 1] : dflt
-}
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
 
@@ -79,6 +76,6 @@ export const formatStreaming = ({ rows, ratio, mb }) =>
   ].join('\n')
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const res = measureStreaming(Number(arg('--mb', 40)), Number(arg('--reps', 5)))
-  process.stdout.write(process.argv.includes('--json') ? `${JSON.stringify(res)}\n` : formatStreaming(res))
+  const res = measureStreaming(Number(option('--mb', 40)), Number(option('--reps', 5)))
+  process.stdout.write(flag('--json') ? `${JSON.stringify(res)}\n` : formatStreaming(res))
 }

@@ -39,7 +39,7 @@ try {
   switch (cmd) {
     case 'hold-key': {
       const [dir, uuid, volume] = args
-      const { tryLockAt } = await lib('pod/lock.js')
+      const { tryLockAt } = await lib('lock/lock.js')
       const { opLockPath, volumeLocksDir } = await lib('volume/layout.js')
       fs.mkdirSync(volumeLocksDir(dir), { recursive: true })
       const l = tryLockAt(opLockPath(dir, uuid, volume))
@@ -54,7 +54,7 @@ try {
     }
     case 'claim': {
       const [dir, name, uuid, mode] = args
-      const { tryLock } = await lib('pod/lock.js')
+      const { tryLock } = await lib('pod/locks.js')
       const { claimVolume } = await lib('volume/persistent.js')
       const l = tryLock(dir, uuid)
       if (!l) {
