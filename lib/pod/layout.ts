@@ -36,8 +36,9 @@ export const resolveDataDir = (
 }
 
 export const stateDirPath = (dataDir: string, dir: PodDir): string => path.join(dataDir, 'pods', dir)
-export const podPath = (dataDir: string, dir: PodDir, uuid: string): string =>
-  path.join(dataDir, 'pods', dir, uuid)
+// A pod UUID is one plain path component, so joining it by hand gives
+// path.join's result without its normalization, which list and gc pay per pod.
+export const podPath = (dataDir: string, dir: PodDir, uuid: string): string => `${stateDirPath(dataDir, dir)}/${uuid}`
 export const locksDir = (dataDir: string): string => path.join(dataDir, 'locks')
 const LAYOUT = ['pods', ...POD_DIRS.map((d) => `pods/${d}`), 'locks']
 

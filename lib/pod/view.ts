@@ -87,42 +87,41 @@ const stateField = (s: PodState): Buffer => {
   if (!b) STATE_FIELD.set(s, (b = Buffer.from(`"state":${JSON.stringify(s)},`)))
   return b
 }
-const UUID_AT = '{"uuid":"'.length
-const NAME_AT = UUID_AT + 36
+const UUID_KEY = '{"uuid":"'
 const NAME_KEY = '","name":'
-const RUNNING_APP = Buffer.from('"state":"running"')
+const NAME_END = UUID_KEY.length + 36 + NAME_KEY.length
 // The keys podctl writes after "name", in the order it writes them (record.ts).
-const LATER_KEYS = ['created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'exit_code', 'labels', 'annotations', 'apps'].map((k) => Buffer.from(`,"${k}":`))
+const LATER_KEYS = ['created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'exit_code', 'labels', 'annotations', 'apps'].map((k) => `,"${k}":`)
 
 /**
- * Whether the bytes have every key of a record, in podctl's order, and a
- * list of apps that starts as one of podctl's: a record that lost a field
- * (edited by hand, or damaged) goes through podView, which says so. Cheap:
- * a few searches in a few hundred bytes.
+ * Whether the record has every key, in podctl's order, and a list of apps
+ * that starts as one of podctl's: a record that lost a field (edited by
+ * hand, or damaged) goes through podView, which says so.
  */
-const keysInOrder = (b: Buffer, from: number): boolean => {
-  let at = from
+const keysInOrder = (s: string): boolean => {
+  let at = NAME_END
   for (const key of LATER_KEYS) {
-    at = b.indexOf(key, at)
+    at = s.indexOf(key, at)
     if (at < 0) return false
     at += key.length
   }
-  return b[at] === 91 && (b[at + 1] === 93 || b[at + 1] === 123) // "[]" or "[{"
+  return s.startsWith('[]', at) || s.startsWith('[{', at)
 }
 
+// The bytes as latin1 (one character per byte, so string offsets are byte
+// offsets): string searches are cheaper than several Buffer.indexOf calls.
 const spliceState = (pod: Pod, b: Buffer): Buffer[] | undefined => {
-  if (b.toString('latin1', 0, UUID_AT) !== '{"uuid":"' || b.toString('latin1', UUID_AT, NAME_AT) !== pod.uuid) return undefined
-  if (b.toString('latin1', NAME_AT, NAME_AT + NAME_KEY.length) !== NAME_KEY) return undefined
-  let end = b.length
-  while (end > 0 && b[end - 1] === 10) end--
+  const s = b.toString('latin1')
+  if (!s.startsWith(UUID_KEY) || !s.startsWith(pod.uuid, UUID_KEY.length) || !s.startsWith(NAME_KEY, NAME_END - NAME_KEY.length)) return undefined
+  let end = s.length
+  while (end > 0 && s.charCodeAt(end - 1) === 10) end--
   // "apps" is the last field of a record without private fields.
-  if (b[end - 1] !== 125 || b[end - 2] !== 93) return undefined // "]}"
-  if (!keysInOrder(b, NAME_AT + NAME_KEY.length)) return undefined
+  if (!s.startsWith(']}', end - 2) || !keysInOrder(s)) return undefined
   const state = pod.state
   // An app recorded as running in a pod that is not: podView says "unknown".
-  if (state !== 'running' && b.indexOf(RUNNING_APP) >= 0) return undefined
+  if (state !== 'running' && s.includes('"state":"running"')) return undefined
   // A name is null or a string of [a-z0-9-]: the first comma ends it.
-  const comma = b.indexOf(44, NAME_AT + NAME_KEY.length)
+  const comma = s.indexOf(',', NAME_END)
   if (comma < 0) return undefined
   return [b.subarray(0, comma + 1), stateField(state), b.subarray(comma + 1, end)]
 }

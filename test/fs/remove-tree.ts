@@ -3,6 +3,8 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
+import { spawnSync } from 'node:child_process'
+import type { PodctlError } from '../../lib/errors.js'
 import { removeTree } from '../../lib/fs/remove-tree.js'
 import { ensureDataDir } from '../../lib/pod/layout.js'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
@@ -130,4 +132,23 @@ t.test('a pod dir replaced by a symlink after it was loaded is not deleted throu
     // refusing is fine too; deleting through the link is not
   }
   t.strictSame(listTree(outside), before, 'everything outside still exists')
+})
+
+t.test('never enters another file system (like rm --one-file-system): it stays, named, and all else goes', async (t) => {
+  if (process.getuid?.() !== 0) return t.skip('mounting a tmpfs needs root; this run is not root')
+  const root = t.testdir({ tree: { f: 'x', apps: { web: { mnt: {} }, other: { g: 'y' } } } })
+  const mnt = path.join(root, 'tree/apps/web/mnt')
+  const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mnt])
+  if (mount.status !== 0) return t.skip(`cannot mount a tmpfs here: ${String(mount.stderr).trim()}`)
+  t.teardown(() => spawnSync('umount', [mnt]))
+  fs.writeFileSync(path.join(mnt, 'kept.txt'), 'on the other file system')
+  const er = t.throws(() => removeTree(path.join(root, 'tree'))) as PodctlError
+  t.equal(er.code, 'EFAILED')
+  t.match(er.message, `${mnt}`, 'the message names the mount point')
+  t.match(er.message, /another file system/)
+  t.equal(fs.readFileSync(path.join(mnt, 'kept.txt'), 'utf8'), 'on the other file system', 'nothing on the other file system is touched')
+  t.same(listTree(path.join(root, 'tree')), ['apps/', 'apps/web/', 'apps/web/mnt/', 'apps/web/mnt/kept.txt'], 'everything else is gone')
+  spawnSync('umount', [mnt])
+  removeTree(path.join(root, 'tree'))
+  t.equal(fs.existsSync(path.join(root, 'tree')), false, 'once unmounted, the rest goes too')
 })
