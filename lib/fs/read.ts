@@ -20,20 +20,35 @@ export const MAX_RECORD_BYTES = 1024 * 1024
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants
 
-// One buffer for the first read of every file: list reads one small file
-// per pod, and open + read + close into a reused buffer costs less than
-// readFileSync's open + fstat + read + close into a fresh one
+// Small files are read straight into a shared slab and returned as views
+// of it: list reads one small file per pod, and open + read + close into
+// the slab costs less than readFileSync's open + fstat + read + close into
+// a fresh buffer, with no copy and far less garbage
 // (Documentation/performance.md).
+const SLAB_BYTES = 256 * 1024
 const FIRST_READ_BYTES = 64 * 1024
-let firstBuffer: Buffer | undefined
+let slab = Buffer.allocUnsafe(SLAB_BYTES)
+let slabUsed = 0
 
-/** Reads `fd` to its end; undefined as soon as it holds more than `max` bytes. */
-const readToEnd = (fd: number, max: number): Buffer | undefined => {
-  const first = (firstBuffer ??= Buffer.allocUnsafe(FIRST_READ_BYTES))
-  const n = fs.readSync(fd, first, 0, Math.min(first.length, max + 1), null)
+/**
+ * Reads `fd` to its end; undefined as soon as it holds more than `max`
+ * bytes. A short read is the end only of a regular file (`regular`): a
+ * pipe gives what its writer has written so far.
+ */
+const readToEnd = (fd: number, max: number, regular = true): Buffer | undefined => {
+  if (SLAB_BYTES - slabUsed < FIRST_READ_BYTES) {
+    slab = Buffer.allocUnsafe(SLAB_BYTES)
+    slabUsed = 0
+  }
+  const room = Math.min(SLAB_BYTES - slabUsed, max + 1)
+  const n = fs.readSync(fd, slab, slabUsed, room, null)
   if (n > max) return undefined
-  if (n < first.length) return Buffer.from(first.subarray(0, n))
-  const chunks = [Buffer.from(first)]
+  if (n < room && (regular || n === 0)) {
+    const bytes = slab.subarray(slabUsed, slabUsed + n)
+    slabUsed += n
+    return bytes
+  }
+  const chunks = [Buffer.from(slab.subarray(slabUsed, slabUsed + n))]
   let total = n
   for (;;) {
     const chunk = Buffer.allocUnsafe(Math.min(1024 * 1024, max + 1 - total))
@@ -57,7 +72,7 @@ export const readUserFile = (file: string, max: number, what: string): Buffer =>
   if (file === '-') {
     let data: Buffer | undefined
     try {
-      data = readToEnd(0, max)
+      data = readToEnd(0, max, fs.fstatSync(0).isFile())
     } catch (er) {
       throw new PodctlError('EUSAGE', `cannot read ${what} from stdin: ${(er as Error).message}`, undefined, { cause: er })
     }

@@ -48,6 +48,20 @@ t.test('over the bound: exit 2, without reading it all', async (t) => {
   t.strictSame(pods(dir), [])
 })
 
+t.test('a manifest piped to stdin in pieces is read to its end, not cut at the first short read', async (t) => {
+  const dir = path.join(t.testdir({}), 'data')
+  const first = '{"apiVersion":"podctl/v1",'
+  const rest = '"apps":[{"name":"a","exec":["/bin/true"]}]}'
+  const r = spawnSync(
+    'sh',
+    ['-c', `{ printf '%s' '${first}'; sleep 0.3; printf '%s' '${rest}'; } | env -u NODE_OPTIONS node ${JSON.stringify(path.resolve('bin/podctl'))} --dir ${JSON.stringify(dir)} prepare --manifest -`],
+    { encoding: 'utf8', timeout: 60_000 },
+  )
+  t.equal(r.status, 0, r.stderr)
+  t.match(r.stdout, /^[0-9a-f-]{36}\n$/)
+  t.equal(pods(dir).length, 1)
+})
+
 t.test('--uuid-file-save: absent or a regular file is written; anything else is exit 2 before anything is prepared', async (t) => {
   const base = t.testdir({ adir: {}, regular: 'old\n', target: 'do not touch\n' })
   const dir = path.join(base, 'data')
