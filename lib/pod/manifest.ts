@@ -48,7 +48,7 @@ export type Volume =
   | { name: string; kind: 'empty' }
   | { name: string; kind: 'host'; source: string; readOnly?: boolean }
   | { name: string; kind: 'files'; files: Record<string, ProjectedFile> }
-  | { name: string; kind: 'persistent'; claim: string; readOnly?: boolean; accessMode?: AccessMode }
+  | { name: string; kind: 'persistent'; claim: string; readOnly?: boolean; accessMode?: AccessMode; class?: string; size?: string }
 
 export interface PodManifest {
   apiVersion: typeof API_VERSION

@@ -523,10 +523,13 @@ const randomBytes16 = (): Uint8Array => {
  * prepare/ ("preparing"); the caller writes its files and calls
  * toPrepared() or toRun(), or toGarbage() and remove() on failure.
  */
+/** A new random (v4) UUID, as pods and claims get. */
+export const randomUUID = (): string => uuidv4({ random: randomBytes16() })
+
 export const newPod = async (dataDir: string, opts: TransitionOptions = {}): Promise<Pod> => {
   ensureDataDir(dataDir)
   for (let attempt = 0; attempt < 5; attempt++) {
-    const uuid = uuidv4({ random: randomBytes16() })
+    const uuid = randomUUID()
     const held = tryLock(dataDir, uuid)
     if (!held) continue // a lock with this uuid exists: draw again
     try {

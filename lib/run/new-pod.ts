@@ -8,6 +8,7 @@
 import type { PodManifest } from '../pod/manifest.js'
 import { checkUUIDFileSave, writeUUIDToFile, type Pod } from '../pod/pod.js'
 import { createPod, discard } from '../pod/prepare.js'
+import { createManifestClaims } from '../volume/binder.js'
 import { checkVolumeSources, setUpPodVolumes, tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { checkOpenFiles } from './budget.js'
 
@@ -19,7 +20,10 @@ export interface NewPodOptions {
 /** Creates the pod, runs `finish` on it, and deletes it again (volumes torn down) if either fails. */
 const create = async (dataDir: string, manifest: PodManifest, opts: NewPodOptions, finish: (pod: Pod) => void): Promise<Pod> => {
   if (opts.uuidFileSave !== undefined) checkUUIDFileSave(opts.uuidFileSave)
-  if (manifest.volumes?.length) checkVolumeSources(dataDir, manifest)
+  if (manifest.volumes?.length) {
+    checkVolumeSources(dataDir, manifest)
+    createManifestClaims(dataDir, manifest)
+  }
   const pod = await createPod(dataDir, manifest)
   try {
     if (opts.uuidFileSave !== undefined) writeUUIDToFile(pod.uuid, opts.uuidFileSave)

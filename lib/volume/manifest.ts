@@ -6,6 +6,7 @@
  * two together, for every caller that makes or reads a pod with volumes.
  */
 import path from 'node:path'
+import { parseBytes } from './bytes.js'
 import { PodctlError } from '../errors.js'
 import {
   Checker,
@@ -88,8 +89,16 @@ const checkVolume = (c: Checker, v: Record<string, unknown>, at: string): void =
       checkFiles(c, v.files, join(at, 'files'))
       break
     case 'persistent':
-      c.fields(v, at, ['name', 'kind', 'claim', 'readOnly', 'accessMode'])
+      c.fields(v, at, ['name', 'kind', 'claim', 'readOnly', 'accessMode', 'class', 'size'])
       c.name(v.claim, join(at, 'claim'))
+      if (v.class !== undefined) c.name(v.class, join(at, 'class'))
+      if (v.size !== undefined && c.string(v.size, join(at, 'size'))) {
+        try {
+          if (parseBytes(v.size) <= 0) c.add(join(at, 'size'), 'must be more than 0 bytes')
+        } catch (er) {
+          c.add(join(at, 'size'), (er as Error).message)
+        }
+      }
       if (v.readOnly !== undefined) c.bool(v.readOnly, join(at, 'readOnly'))
       if (v.accessMode !== undefined && v.accessMode !== 'ReadWriteOnce' && v.accessMode !== 'ReadWriteMany') {
         c.add(join(at, 'accessMode'), `must be "ReadWriteOnce" or "ReadWriteMany", not ${describe(v.accessMode)}`)

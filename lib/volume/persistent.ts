@@ -44,10 +44,37 @@ export interface PvRecord {
   reclaim: ReclaimPolicy
   access_mode: AccessMode
   size_limit_bytes: number | null
-  /** "recycling" from the start of a scrub until the data is checked empty. */
-  phase: 'available' | 'recycling'
+  /**
+   * "recycling" from the start of a scrub until the data is checked empty;
+   * "released" from the removal of its claim until its reclaim policy is
+   * applied (CONTRACT §8).
+   */
+  phase: 'available' | 'recycling' | 'released'
   recycled_at: string | null
+  /** The claim object this volume is bound to: its reclaim policy then applies when the claim goes, not when a pod does. */
+  claim_ref?: ClaimRef | null
+  /** How a provisioned volume was made, for its deletion (the class may be gone by then). */
+  provisioned?: Provisioned | null
 }
+
+export interface ClaimRef {
+  name: string
+  uid: string
+}
+
+export interface Provisioned {
+  class: string
+  provisioner: string
+  parameters: Record<string, string>
+  /** Where the data is, when a provisioner made it elsewhere than the volume's own data/ directory. */
+  path: string | null
+  capacity_bytes: number | null
+  /** The identity of who provisioned it (controller or command). */
+  by: string
+}
+
+/** Where a volume's data is: its own data/ directory, or what its provisioner made. */
+export const volumeDataPath = (dataDir: string, rec: PvRecord): string => rec.provisioned?.path ?? pvDataDir(dataDir, rec.name)
 
 /** `<data>/volumes/<name>/claims/<uuid>.json`. */
 export interface ClaimRecord {
@@ -63,6 +90,8 @@ export interface CreateVolumeOptions {
   reclaim?: ReclaimPolicy
   accessMode?: AccessMode
   sizeLimitBytes?: number | null
+  claimRef?: ClaimRef
+  provisioned?: Provisioned
 }
 
 const short = (uuid: string): string => uuid.slice(0, 8)
@@ -92,6 +121,8 @@ export const createVolume = (dataDir: string, name: string, opts: CreateVolumeOp
     size_limit_bytes: opts.sizeLimitBytes ?? null,
     phase: 'available',
     recycled_at: null,
+    ...(opts.claimRef ? { claim_ref: opts.claimRef } : {}),
+    ...(opts.provisioned ? { provisioned: opts.provisioned } : {}),
   }
   const root = volumesRoot(dataDir)
   fs.mkdirSync(root, { recursive: true, mode: DIR_MODE })
@@ -260,12 +291,15 @@ export const claimVolume = (dataDir: string, name: string, uuid: string, opts: C
     sweepTemporaries(dataDir, name)
     let rec = readVolume(dataDir, name)
     if (rec.phase === 'recycling') rec = finishRecycle(dataDir, rec) // a recycler died: finish its work first
+    if (rec.phase === 'released') {
+      throw new PodctlError('EBADSTATE', `persistent volume ${name} was released by its claim ${rec.claim_ref?.name ?? ''} and waits for its reclaim policy (${rec.reclaim})`, 'make a new claim for a pod')
+    }
     const mode = opts.mode ?? rec.access_mode
     if (mode === 'ReadWriteMany' && rec.access_mode === 'ReadWriteOnce') {
       throw new PodctlError('EBADSTATE', `persistent volume ${name} allows ReadWriteOnce only; pod ${short(uuid)} asks for ReadWriteMany`, `create the volume with --access-mode ReadWriteMany, or drop "accessMode" from the manifest`)
     }
     if (rec.size_limit_bytes !== null) {
-      const used = diskUsage(pvDataDir(dataDir, name))?.bytes ?? 0
+      const used = diskUsage(volumeDataPath(dataDir, rec))?.bytes ?? 0
       if (used > rec.size_limit_bytes) {
         throw new PodctlError('EBADSTATE', `persistent volume ${name} uses ${used} bytes, over its size limit of ${rec.size_limit_bytes}`, 'free some space in it before a pod can claim it')
       }
@@ -312,7 +346,8 @@ export const releaseVolume = (dataDir: string, name: string, uuid: string, opts:
     }
     fs.rmSync(file, { force: true })
     const left = dropStaleClaims(dataDir, name, readClaims(dataDir, name))
-    if (left.length > 0 || !opts.reclaim) return 'released'
+    // A volume bound to a claim object is reclaimed when that claim is removed.
+    if (left.length > 0 || !opts.reclaim || rec.claim_ref) return 'released'
     switch (rec.reclaim) {
       case 'retain':
         return 'retained'
@@ -404,3 +439,63 @@ export const sweepVolumesDir = (dataDir: string, minAgeMs = 60_000, now = Date.n
   }
   return removed
 }
+
+/**
+ * Binds an available static volume to a claim object, under the volume's
+ * lock: true if it was still free (no claim_ref, not released or
+ * recycling, no pod bound to it) and `fits` it; false if someone was first.
+ */
+export const bindStaticVolume = (dataDir: string, name: string, ref: ClaimRef, fits: (rec: PvRecord) => boolean): boolean =>
+  withVolumeLock(dataDir, name, () => {
+    let rec: PvRecord
+    try {
+      rec = readVolume(dataDir, name)
+    } catch {
+      return false
+    }
+    if (rec.claim_ref || rec.phase !== 'available' || !fits(rec)) return false
+    if (dropStaleClaims(dataDir, name, readClaims(dataDir, name)).length > 0) return false
+    writeFileAtomic(pvDir(dataDir, name), PV_RECORD, `${JSON.stringify({ ...rec, claim_ref: ref })}\n`, { sync: true })
+    return true
+  })
+
+/** Marks a volume bound to claim `uid` released (its claim is being removed); false if it is not bound to it. */
+export const markReleased = (dataDir: string, name: string, uid: string): boolean =>
+  withVolumeLock(dataDir, name, () => {
+    if (!pvPresent(dataDir, name)) return false
+    const rec = readVolume(dataDir, name)
+    if (rec.claim_ref?.uid !== uid) return false
+    if (rec.phase !== 'released') writeFileAtomic(pvDir(dataDir, name), PV_RECORD, `${JSON.stringify({ ...rec, phase: 'released' })}\n`, { sync: true })
+    return true
+  })
+
+export type ReclaimOutcome = 'retained' | 'deleted' | 'recycled' | 'ignored' | 'not-released'
+
+/**
+ * Applies a released volume's reclaim policy, under its lock, so that one
+ * volume is deleted by one process once: retain and recycle make it
+ * available again (recycle scrubs it first); delete asks `deleteStorage`
+ * (the provisioner) to remove what it made, then removes the volume.
+ * `deleteStorage` returning false (the seed's IgnoredError) leaves the
+ * volume released. Its failure is thrown, and the volume stays released
+ * for the next try.
+ */
+export const reclaimReleased = (dataDir: string, name: string, deleteStorage: (rec: PvRecord) => boolean): ReclaimOutcome =>
+  withVolumeLock(dataDir, name, () => {
+    if (!pvPresent(dataDir, name)) return 'not-released'
+    const rec = readVolume(dataDir, name)
+    if (rec.phase !== 'released') return 'not-released'
+    const free = (r: PvRecord): void => writeFileAtomic(pvDir(dataDir, name), PV_RECORD, `${JSON.stringify({ ...r, phase: 'available', claim_ref: null })}\n`, { sync: true })
+    switch (rec.reclaim) {
+      case 'retain':
+        free(rec)
+        return 'retained'
+      case 'recycle':
+        free(finishRecycle(dataDir, { ...rec, phase: 'recycling' }))
+        return 'recycled'
+      case 'delete':
+        if (!deleteStorage(rec)) return 'ignored'
+        deleteVolumeDir(dataDir, name)
+        return 'deleted'
+    }
+  })

@@ -13,7 +13,9 @@ import { formatProblems, type ManifestProblem, type PodManifest } from '../pod/m
 import { MANIFEST_FILE } from '../pod/record.js'
 import { OperationExecutor, type OperationOptions } from './executor.js'
 import { mountPoints, planMounts, setUpOrder } from './plan.js'
-import { readVolume, volumeExists } from './persistent.js'
+import { ensureClaimsBound, type EnsureBoundOptions } from './binder.js'
+import { findClaim, volumeOfClaim } from './claims.js'
+import { readVolume, volumeDataPath, volumeExists } from './persistent.js'
 import { defaultRegistry } from './plugins/index.js'
 import type { PluginRegistry } from './registry.js'
 import { recordedVolumes, removeVolumeStateDir } from './state.js'
@@ -39,8 +41,10 @@ export const volumeSourceProblems = (dataDir: string, m: PodManifest): ManifestP
       out.push({ path: `volumes[${i}].source`, problem: `${JSON.stringify(v.source)} does not exist on this host` })
     }
     if (v.kind === 'persistent') {
+      // A claim object, or one the manifest makes at prepare (class, size), is checked when the pod runs.
+      if (v.class !== undefined || v.size !== undefined || findClaim(dataDir, v.claim) !== undefined) return
       if (!volumeExists(dataDir, v.claim)) {
-        out.push({ path: `volumes[${i}].claim`, problem: `no persistent volume named ${JSON.stringify(v.claim)}; create it: podctl volume create ${v.claim}` })
+        out.push({ path: `volumes[${i}].claim`, problem: `no volume claim or persistent volume named ${JSON.stringify(v.claim)}; create one: podctl volume claim create ${v.claim} --class CLASS --size SIZE, or podctl volume create ${v.claim}` })
       } else if (v.accessMode === 'ReadWriteMany') {
         try {
           if (readVolume(dataDir, v.claim).access_mode === 'ReadWriteOnce') {
@@ -91,9 +95,16 @@ export const podMountPoints = (pod: PodRef, m: PodManifest, registry: PluginRegi
  * keeps it while the pod runs: persistent claims hold as long as it does).
  * All or nothing: on failure, what this call set up is torn down again.
  */
-export const setUpPodVolumes = (pod: LockablePod, m: PodManifest, opts: OperationOptions = { wait: true }, registry: PluginRegistry = defaultRegistry()): void => {
+export const setUpPodVolumes = (
+  pod: LockablePod,
+  m: PodManifest,
+  opts: OperationOptions = { wait: true },
+  registry: PluginRegistry = defaultRegistry(),
+  claims: EnsureBoundOptions = {},
+): void => {
   if (!m.volumes || m.volumes.length === 0) return
   if (!pod.holdsLock) throw bug(`setting up the volumes of pod ${pod.uuid} without its lock`)
+  ensureClaimsBound(pod.dataDir, m, claims)
   const ex = new OperationExecutor(pod, registry)
   const specs = specsOf(m)
   const points = podMountPoints(pod, m, registry)
@@ -143,8 +154,9 @@ const grantToAppUsers = (pod: PodRef, m: PodManifest): void => {
       allowTraverse([path.join(pod.path, POD_VOLUMES)])
       fs.lchownSync(podVolumeDir(pod.path, v.name), u.uid, u.gid)
     } else if (v.kind === 'persistent') {
-      allowTraverse([volumesRoot(pod.dataDir), pvDir(pod.dataDir, v.claim)])
-      fs.lchownSync(pvDataDir(pod.dataDir, v.claim), u.uid, u.gid)
+      const rec = readVolume(pod.dataDir, volumeOfClaim(pod.dataDir, v.claim))
+      if (!rec.provisioned?.path) allowTraverse([volumesRoot(pod.dataDir), pvDir(pod.dataDir, rec.name)])
+      fs.lchownSync(volumeDataPath(pod.dataDir, rec), u.uid, u.gid)
     }
   }
 }

@@ -2,6 +2,8 @@
 import type { Command } from 'commander'
 import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
+import { registerVolumeClaim } from './volume/claim.js'
+import { registerVolumeClass } from './volume/class.js'
 import { registerVolumeCreate } from './volume/create.js'
 import { registerVolumeInspect } from './volume/inspect.js'
 import { registerVolumeList } from './volume/list.js'
@@ -10,7 +12,7 @@ import { registerVolumeUpdate } from './volume/update.js'
 
 export const volume: CommandSpec = {
   name: 'volume',
-  description: 'volumes: create, list, inspect and remove persistent volumes; update the files volume of a running pod',
+  description: 'volumes: persistent volumes, volume classes and claims; update the files volume of a running pod',
   define: (cmd: Command, ctx: Context): void => {
     const volume = cmd
       .addHelpText(
@@ -30,5 +32,7 @@ Documentation: Documentation/subcommands/volume.md`,
     registerVolumeInspect(volume, ctx)
     registerVolumeRm(volume, ctx)
     registerVolumeUpdate(volume, ctx)
+    registerVolumeClass(volume, ctx)
+    registerVolumeClaim(volume, ctx)
   },
 }

@@ -8,11 +8,30 @@ import fs from 'node:fs'
 import { PodctlError } from '../../errors.js'
 import { pvDataDir } from '../layout.js'
 import { volumeMetrics } from '../metrics.js'
-import { claimVolume, releaseVolume } from '../persistent.js'
+import { volumeOfClaim } from '../claims.js'
+import { claimVolume, readVolume, releaseVolume, volumeDataPath } from '../persistent.js'
 import type { Mounter, PodRef, Unmounter, VolumePlugin, VolumeSpec, VolumeStateRecord } from '../types.js'
 import { specFromRecord } from './spec.js'
 
 export const PERSISTENT_PLUGIN = 'podctl.io/persistent'
+
+/** Where a volume's data is (a provisioner may have made it elsewhere); its own data/ when it cannot be read. */
+const dataPathOf = (dataDir: string, name: string): string => {
+  try {
+    return volumeDataPath(dataDir, readVolume(dataDir, name))
+  } catch {
+    return pvDataDir(dataDir, name)
+  }
+}
+
+/** The volume to release: the claim's, or the claim's name when it is not a bound claim object. */
+const unmountName = (dataDir: string, claim: string): string => {
+  try {
+    return volumeOfClaim(dataDir, claim)
+  } catch {
+    return claim
+  }
+}
 
 const claimOf = (spec: VolumeSpec) => {
   if (spec.volume.kind !== 'persistent') throw new PodctlError('EFAILED', `bug: volume ${spec.name} is not a persistent volume`)
@@ -24,14 +43,15 @@ export const persistentPlugin: VolumePlugin = {
   canSupport: (spec: VolumeSpec) => spec.volume.kind === 'persistent',
   newMounter: (spec: VolumeSpec, pod: PodRef): Mounter => {
     const v = claimOf(spec)
-    const data = pvDataDir(pod.dataDir, v.claim)
+    const name = volumeOfClaim(pod.dataDir, v.claim)
+    const data = dataPathOf(pod.dataDir, name)
     return {
       pluginName: PERSISTENT_PLUGIN,
       path: data,
       setUp: () => {
-        claimVolume(pod.dataDir, v.claim, pod.uuid, { ...(v.accessMode ? { mode: v.accessMode } : {}), readOnly: v.readOnly === true })
+        claimVolume(pod.dataDir, name, pod.uuid, { ...(v.accessMode ? { mode: v.accessMode } : {}), readOnly: v.readOnly === true })
         if (!fs.lstatSync(data, { throwIfNoEntry: false })?.isDirectory()) {
-          throw new PodctlError('EFAILED', `persistent volume ${v.claim} has no data directory (${data} is missing or not a directory)`, `remove and create it again: podctl volume rm ${v.claim}`)
+          throw new PodctlError('EFAILED', `persistent volume ${name} has no data directory (${data} is missing or not a directory)`, `remove and create it again: podctl volume rm ${name}`)
         }
       },
       getMetrics: () => volumeMetrics(data, true, { followRoot: false }),
@@ -39,11 +59,13 @@ export const persistentPlugin: VolumePlugin = {
   },
   newUnmounter: (spec: VolumeSpec, pod: PodRef): Unmounter => {
     const v = claimOf(spec)
-    const data = pvDataDir(pod.dataDir, v.claim)
+    // A claim cannot be removed while a pod using it is not, so it still says which volume.
+    const name = unmountName(pod.dataDir, v.claim)
+    const data = dataPathOf(pod.dataDir, name)
     return {
       pluginName: PERSISTENT_PLUGIN,
       path: data,
-      tearDown: ({ podRemoved }) => void releaseVolume(pod.dataDir, v.claim, pod.uuid, { reclaim: podRemoved }),
+      tearDown: ({ podRemoved }) => void releaseVolume(pod.dataDir, name, pod.uuid, { reclaim: podRemoved }),
       getMetrics: () => volumeMetrics(data, true, { followRoot: false }),
     }
   },

@@ -1,0 +1,50 @@
+/** podctl volume class: how volumes are made for claims (CONTRACT §8). */
+import { Option, type Command } from 'commander'
+import type { Context } from '../../context.js'
+import { addFormatOption, collect, dataDirOf } from '../../options.js'
+
+export interface ClassCreateOptions {
+  provisioner: string
+  param?: string[]
+  reclaim: 'delete' | 'retain' | 'recycle'
+  default?: boolean
+  format: string
+}
+
+const actions = () => import('../../actions/volume-claims.js')
+
+export const registerVolumeClass = (volume: Command, ctx: Context): void => {
+  const cls = volume
+    .command('class')
+    .description('volume classes: how volumes are provisioned for claims (create, list, inspect, rm)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ podctl volume class create standard --provisioner local --default
+  $ podctl volume class create fast --provisioner exec:/usr/local/libexec/podctl/dir-provisioner.sh --param base=/srv/volumes
+  $ podctl volume class list
+
+Documentation: Documentation/subcommands/volume.md`,
+    )
+  const create = cls
+    .command('create')
+    .description('create a volume class; prints its name')
+    .argument('<name>', 'class name: 1 to 63 characters of a-z, 0-9 and "-"')
+    .requiredOption('--provisioner <provisioner>', '"local" (a directory under the data dir) or "exec:/abs/path" (an external program)')
+    .option('--param <key=value>', 'a parameter for the provisioner (repeatable); local: sizeLimit; exec: timeout and its own', collect)
+    .addOption(new Option('--reclaim <policy>', 'what happens to a volume when its claim is removed').choices(['delete', 'retain', 'recycle']).default('delete'))
+    .option('--default', 'used by claims that name no class')
+  addFormatOption(create, ctx).action(async (name: string, opts: ClassCreateOptions, self: Command) => (await actions()).classCreate(ctx, dataDirOf(self, 'write'), name, opts))
+  addFormatOption(cls.command('list').description('list volume classes'), ctx).action(async (opts: { format: string }, self: Command) =>
+    (await actions()).classList(ctx, dataDirOf(self, 'read'), opts),
+  )
+  addFormatOption(cls.command('inspect').description('show a volume class').argument('<name>', 'class name'), ctx).action(async (name: string, opts: { format: string }, self: Command) =>
+    (await actions()).classInspect(ctx, dataDirOf(self, 'read'), name, opts),
+  )
+  cls
+    .command('rm')
+    .description('remove volume classes; one still used by claims is refused (exit 4); prints each removed name')
+    .argument('<name...>', 'class names')
+    .action(async (names: string[], _opts: unknown, self: Command) => (await actions()).classRm(ctx, dataDirOf(self, 'write'), names))
+}
