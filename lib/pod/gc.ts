@@ -194,8 +194,12 @@ const dirTime = (pod: Pod): number => {
 // shorter grace period shortens it: `--grace-period 0s` means "collect all
 // that is dead now", and leaves no embryo behind.
 const EMBRYO_MIN_AGE_MS = 60_000
-const isYoungEmbryo = (pod: Pod, now: number, gracePeriodMs: number): boolean =>
-  now - dirTime(pod) < Math.min(EMBRYO_MIN_AGE_MS, gracePeriodMs)
+// The time of a directory made in this millisecond can be ahead of
+// Date.now(), which truncates: with no wait at all, age is not looked at.
+const isYoungEmbryo = (pod: Pod, now: number, gracePeriodMs: number): boolean => {
+  const wait = Math.min(EMBRYO_MIN_AGE_MS, gracePeriodMs)
+  return wait > 0 && now - dirTime(pod) < wait
+}
 
 /**
  * Removes one pod that is not running (`podctl rm`): exited pods go

@@ -3,17 +3,19 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
-import { TIME_RE, UUID_RE, alive, dataDir, podRecord, podctl, podctlJson, pollUntil, runDetached, startPodctl, type Test } from '../helpers/run-util.js'
+import { podRecord, pollUntil, type Test, TIME_RE, UUID_RE } from '../helpers/common.js'
+import { podctlAsync, podctlJson, runDetached, startPodctl } from '../helpers/cli-util.js'
+import { alive, dataDir } from '../helpers/run-util.js'
 
 const sandbox = async (t: Test, dir: string): Promise<string> => {
-  const r = await podctl(t, dir, ['app', 'sandbox', '--detach'])
+  const r = await podctlAsync(t, dir, ['app', 'sandbox', '--detach'])
   t.equal(r.status, 0, 'app sandbox --detach exits 0', { stderr: r.stderr })
   t.match(r.stdout, /^[0-9a-f-]{36}\n$/, 'and prints only the UUID')
   return r.stdout.trim()
 }
 
 const ok = async (t: Test, dir: string, args: string[]): Promise<string> => {
-  const r = await podctl(t, dir, args)
+  const r = await podctlAsync(t, dir, args)
   t.equal(r.status, 0, `podctl ${args.join(' ')}`, { stderr: r.stderr })
   t.equal(r.stderr, '', 'nothing on stderr')
   return r.stdout
@@ -71,12 +73,12 @@ t.test('a sandbox takes apps while it runs: add, start, stop, rm, list, status',
   t.same(JSON.parse(await ok(t, dir, ['cat-manifest', uuid])).apps, [], 'gone from the manifest')
   t.same(await podctlJson(t, dir, ['app', 'list', uuid, '--format', 'json']), [], 'gone from app list')
   await pollUntil('the removed running app to be stopped', () => !alive(again.pid))
-  const missing = await podctl(t, dir, ['app', 'status', uuid, 'worker'])
+  const missing = await podctlAsync(t, dir, ['app', 'status', uuid, 'worker'])
   t.equal(missing.status, 3, 'app status of a removed app: 3')
-  t.equal((await podctl(t, dir, ['app', 'start', uuid, 'worker'])).status, 3, 'app start of an unknown app: 3')
+  t.equal((await podctlAsync(t, dir, ['app', 'start', uuid, 'worker'])).status, 3, 'app start of an unknown app: 3')
   t.equal((await podctlJson(t, dir, ['status', uuid, '--format', 'json'])).pid, supervisor, 'still the same supervisor')
 
-  t.equal((await podctl(t, dir, ['stop', uuid])).status, 0)
+  t.equal((await podctlAsync(t, dir, ['stop', uuid])).status, 0)
   t.equal(podFromUUIDString(dir, uuid).state, 'exited')
 })
 
@@ -84,7 +86,7 @@ t.test('app add of a name already there exits 4', async (t) => {
   const dir = dataDir(t)
   const uuid = await sandbox(t, dir)
   await ok(t, dir, ['app', 'add', uuid, '--name', 'one', '--', 'true'])
-  const r = await podctl(t, dir, ['app', 'add', uuid, '--name', 'one', '--', 'true'])
+  const r = await podctlAsync(t, dir, ['app', 'add', uuid, '--name', 'one', '--', 'true'])
   t.equal(r.status, 4)
   t.match(r.stderr, /already has an app named one/)
   t.equal(JSON.parse(await ok(t, dir, ['cat-manifest', uuid])).apps.length, 1)
@@ -100,7 +102,7 @@ t.test("an ephemeral app's exit code does not decide the pod's", async (t) => {
   await pollUntil('the ephemeral app to exit', () => podRecord(dir, uuid).apps[0].state === 'exited')
   const job = await podctlJson(t, dir, ['app', 'status', uuid, 'job', '--format', 'json'])
   t.match(job, { type: 'ephemeral', state: 'exited', exit_code: 7 })
-  t.equal((await podctl(t, dir, ['stop', uuid])).status, 0)
+  t.equal((await podctlAsync(t, dir, ['stop', uuid])).status, 0)
   const v = await podctlJson(t, dir, ['status', uuid, '--format', 'json'])
   t.equal(v.state, 'exited')
   t.match(v.apps, [{ name: 'job', exit_code: 7 }, { name: 'check', exit_code: 0 }])
@@ -110,18 +112,18 @@ t.test("an ephemeral app's exit code does not decide the pod's", async (t) => {
 t.test('app add to an immutable pod exits 4: "immutable pod"', async (t) => {
   const dir = dataDir(t)
   const uuid = await runDetached(t, dir, ['--', 'sleep', '1000'])
-  const r = await podctl(t, dir, ['app', 'add', uuid, '--name', 'extra', '--', 'true'])
+  const r = await podctlAsync(t, dir, ['app', 'add', uuid, '--name', 'extra', '--', 'true'])
   t.equal(r.status, 4)
   t.match(r.stderr, /^podctl: immutable pod/)
   t.equal(r.stdout, '')
   t.same(JSON.parse(await ok(t, dir, ['cat-manifest', uuid])).apps.map((a: any) => a.name), ['sleep'], 'manifest unchanged')
   for (const args of [['app', 'rm', uuid, 'sleep'], ['app', 'start', uuid, 'sleep'], ['app', 'stop', uuid, 'sleep']]) {
-    const x = await podctl(t, dir, args)
+    const x = await podctlAsync(t, dir, args)
     t.equal(x.status, 4, `${args[1]}: 4`)
     t.match(x.stderr, /immutable pod/)
   }
-  const prepared = (await podctl(t, dir, ['prepare', '--', 'true'])).stdout.trim()
-  const p = await podctl(t, dir, ['app', 'add', prepared, '--name', 'extra', '--', 'true'])
+  const prepared = (await podctlAsync(t, dir, ['prepare', '--', 'true'])).stdout.trim()
+  const p = await podctlAsync(t, dir, ['app', 'add', prepared, '--name', 'extra', '--', 'true'])
   t.equal(p.status, 4, 'a prepared immutable pod too')
   t.match(p.stderr, /immutable pod/)
 })
@@ -151,13 +153,13 @@ t.test('app add and app rm on a prepared mutable pod show in app list and status
   const dir = dataDir(t)
   const m = path.join(dir, 'm.json')
   fs.writeFileSync(m, JSON.stringify({ apiVersion: 'podctl/v1', mutable: true, apps: [{ name: 'base', exec: ['true'] }] }))
-  const uuid = (await podctl(t, dir, ['prepare', '--manifest', m])).stdout.trim()
-  t.equal((await podctl(t, dir, ['app', 'add', uuid, '--name', 'extra', '--', 'true'])).status, 0)
+  const uuid = (await podctlAsync(t, dir, ['prepare', '--manifest', m])).stdout.trim()
+  t.equal((await podctlAsync(t, dir, ['app', 'add', uuid, '--name', 'extra', '--', 'true'])).status, 0)
   const names = async (): Promise<string[]> =>
     ((await podctlJson(t, dir, ['status', uuid, '--format', 'json'])).apps as { name: string }[]).map((a) => a.name)
   t.strictSame(await names(), ['base', 'extra'], 'status shows the added app')
-  t.match((await podctl(t, dir, ['app', 'list', uuid])).stdout, /^extra\s+regular\s+created/m, 'app list too')
-  t.equal((await podctl(t, dir, ['app', 'status', uuid, 'extra'])).status, 0, 'app status finds it')
-  t.equal((await podctl(t, dir, ['app', 'rm', uuid, 'extra'])).status, 0)
+  t.match((await podctlAsync(t, dir, ['app', 'list', uuid])).stdout, /^extra\s+regular\s+created/m, 'app list too')
+  t.equal((await podctlAsync(t, dir, ['app', 'status', uuid, 'extra'])).status, 0, 'app status finds it')
+  t.equal((await podctlAsync(t, dir, ['app', 'rm', uuid, 'extra'])).status, 0)
   t.strictSame(await names(), ['base'], 'and no longer after app rm')
 })

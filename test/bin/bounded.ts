@@ -6,9 +6,10 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { spawnSync } from 'node:child_process'
-import { STACK_RE, podctl, preparedPod, tree } from '../helpers/cli-util.js'
+import { listTree, STACK_RE } from '../helpers/common.js'
+import { podctl, preparedPod } from '../helpers/cli-util.js'
 
-const pods = (dir: string): string[] => (tree(path.join(dir, 'pods')) ?? []).filter((e) => /^[a-z-]+\/[0-9a-f-]{36}\/$/.test(e))
+const pods = (dir: string): string[] => (listTree(path.join(dir, 'pods')) ?? []).filter((e) => /^[a-z-]+\/[0-9a-f-]{36}\/$/.test(e))
 
 t.test('a manifest or UUID file that is a device, a fifo or a directory: exit 2 at once', async (t) => {
   const base = t.testdir({ adir: {} })

@@ -2,7 +2,8 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { STACK_RE, exitedPod, manifest, podctl, preparedPod, whereIs } from '../helpers/cli-util.js'
+import { manifest, STACK_RE, whereIs } from '../helpers/common.js'
+import { exitedPod, podctl, preparedPod } from '../helpers/cli-util.js'
 
 const stored = (dir: string, uuid: string): string =>
   fs.readFileSync(path.join(dir, 'pods', whereIs(dir, uuid)!, uuid, 'manifest'), 'utf8')

@@ -5,7 +5,8 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { STACK_RE, podctl, podctlAsync } from '../helpers/cli-util.js'
+import { STACK_RE } from '../helpers/common.js'
+import { podctl, podctlAsync } from '../helpers/cli-util.js'
 
 /** An exec provisioner that logs each call (verb and volume name) and answers as `mode` says. */
 const provisionerScript = (dir: string, mode: 'ok' | 'fail' | 'ignore-delete', sleep = 0): string => {

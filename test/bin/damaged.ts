@@ -7,7 +7,8 @@ import t from 'tap'
 import fc from 'fast-check'
 import fs from 'node:fs'
 import path from 'node:path'
-import { STACK_RE, exitedPod, podctl, preparedPod } from '../helpers/cli-util.js'
+import { STACK_RE } from '../helpers/common.js'
+import { exitedPod, podctl, preparedPod } from '../helpers/cli-util.js'
 
 type Damage = 'truncate' | 'garbage' | 'directory' | 'symlink' | 'empty' | 'apps-null' | 'no-pid' | 'remove'
 

@@ -4,7 +4,8 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { STACK_RE, exitedPod, podctl, preparedPod, tree, type Result, type RunOptions, type Test } from '../helpers/cli-util.js'
+import { listTree, STACK_RE, type Test } from '../helpers/common.js'
+import { exitedPod, podctl, preparedPod, type Result, type RunOptions } from '../helpers/cli-util.js'
 
 const UUID = '0f0f0f0f-0f0f-4f0f-8f0f-0f0f0f0f0f0f'
 
@@ -24,7 +25,7 @@ const clearFailure = (t: Test, r: Result, what: string, dataDir: string): void =
 t.test('a data dir that is a regular file', async (t) => {
   const root = t.testdir({ file: 'not a data dir\n' })
   const file = path.join(root, 'file')
-  const before = tree(root)
+  const before = listTree(root)
   const commands: { args: string[] }[] = [
     { args: ['prepare', '--', 'true'] },
     { args: ['list'] },
@@ -41,7 +42,7 @@ t.test('a data dir that is a regular file', async (t) => {
     clearFailure(t, r, c.args.join(' '), file)
     t.match(r.stderr, /not a directory/, 'says it is not a directory')
   }
-  t.strictSame(tree(root), before, 'nothing was created')
+  t.strictSame(listTree(root), before, 'nothing was created')
   t.equal(fs.readFileSync(file, 'utf8'), 'not a data dir\n', 'the file is unchanged')
 
   const json = podctl(file, ['list', '--format', 'json'])
@@ -51,11 +52,11 @@ t.test('a data dir that is a regular file', async (t) => {
 t.test('a data dir below a regular file', async (t) => {
   const root = t.testdir({ file: 'x' })
   const dir = path.join(root, 'file', 'data')
-  const before = tree(root)
+  const before = listTree(root)
   clearFailure(t, podctl(dir, ['prepare', '--', 'true']), 'prepare', dir)
   clearFailure(t, podctl(dir, ['list']), 'list', dir)
   clearFailure(t, podctl(dir, ['gc']), 'gc', dir)
-  t.strictSame(tree(root), before)
+  t.strictSame(listTree(root), before)
 })
 
 // ---- not writable
@@ -89,7 +90,7 @@ t.test('a data dir that is not writable', { skip: cannotRunAsNobody() }, async (
   // Then everything readable by all and, for a non-root run, writable by none.
   const dirMode = asRoot ? 0o755 : 0o555
   const fileMode = asRoot ? 0o644 : 0o444
-  const entries = (tree(root) ?? []).map((e) => [path.join(root, e), e.endsWith('/')] as const)
+  const entries = (listTree(root) ?? []).map((e) => [path.join(root, e), e.endsWith('/')] as const)
   for (const [p, isDir] of entries) fs.chmodSync(p, isDir ? dirMode : fileMode)
   fs.chmodSync(root, dirMode)
   if (!asRoot) {
@@ -98,7 +99,7 @@ t.test('a data dir that is not writable', { skip: cannotRunAsNobody() }, async (
       for (const [p, isDir] of entries) if (isDir) fs.chmodSync(p, 0o755)
     })
   }
-  const before = tree(root)
+  const before = listTree(root)
 
   for (const [dir, what] of [
     [empty, 'an existing empty dir'],
@@ -109,7 +110,7 @@ t.test('a data dir that is not writable', { skip: cannotRunAsNobody() }, async (
     clearFailure(t, r, `prepare into ${what}`, dir)
     t.match(r.stderr, /not writable/, 'says it is not writable')
   }
-  t.strictSame(tree(root), before, 'nothing was created or changed')
+  t.strictSame(listTree(root), before, 'nothing was created or changed')
 
   // Reading still works.
   const list = unprivileged(full, ['list', '--format', 'json'])
@@ -124,5 +125,5 @@ t.test('a data dir that is not writable', { skip: cannotRunAsNobody() }, async (
   const gc = unprivileged(full, ['gc', '--grace-period', '0s', '--expire-prepared', '0s'])
   t.equal(gc.status, 1, 'gc: exit 1')
   t.match(gc.stderr, /not writable|permission denied/i, 'gc: says why')
-  t.strictSame(tree(root), before, 'rm and gc changed nothing')
+  t.strictSame(listTree(root), before, 'rm and gc changed nothing')
 })

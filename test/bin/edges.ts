@@ -6,7 +6,8 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import readline from 'node:readline'
-import { STACK_RE, exitedPod, podctl, podctlAsync, spawnTracked, BIN } from '../helpers/cli-util.js'
+import { BIN, STACK_RE } from '../helpers/common.js'
+import { exitedPod, podctl, podctlAsync, spawnTracked } from '../helpers/cli-util.js'
 import { createPod } from '../../lib/pod/prepare.js'
 
 t.test('--dir "" and an empty PODCTL_DIR are usage errors, not the default data dir', async (t) => {

@@ -3,7 +3,9 @@
 // stack trace without --debug. Spawns bin/podctl.
 import t from 'tap'
 import path from 'node:path'
-import { STACK_RE, exitedPod, holdRunning, jsonErrors, podctl, preparedPod, tree } from '../helpers/cli-util.js'
+import { listTree, STACK_RE } from '../helpers/common.js'
+import { exitedPod, jsonErrors, podctl, preparedPod } from '../helpers/cli-util.js'
+import { holdRunning } from '../helpers/pod-util.js'
 
 const MISSING = '0f0f0f0f-0f0f-4f0f-8f0f-0f0f0f0f0f0f'
 
@@ -36,7 +38,7 @@ t.test('usage errors: unknown flags, commands and arguments are exit 2', async (
   }
   t.match(podctl(dir, ['lsit']).stderr, /list/, 'a typo gets a suggestion')
   t.match(podctl(dir, ['list', '--bogus']).stderr, /--bogus/, 'the unknown flag is named')
-  t.strictSame(tree(dir), [], 'nothing was written')
+  t.strictSame(listTree(dir), [], 'nothing was written')
 })
 
 t.test('bad UUIDs are exit 2 for every command that takes one', async (t) => {

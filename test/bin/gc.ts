@@ -3,22 +3,9 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import {
-  STACK_RE,
-  TIME_RE,
-  abortedPod,
-  exitedDeletingPod,
-  exitedPod,
-  holdRunning,
-  podctl,
-  podctlAsync,
-  podsIn,
-  preparedPod,
-  preparingPod,
-  tree,
-  whereIs,
-  type Test,
-} from '../helpers/cli-util.js'
+import { listTree, podsIn, STACK_RE, type Test, TIME_RE, whereIs } from '../helpers/common.js'
+import { abortedPod, exitedDeletingPod, exitedPod, podctl, podctlAsync, preparedPod, preparingPod } from '../helpers/cli-util.js'
+import { holdRunning } from '../helpers/pod-util.js'
 
 interface GcJson {
   marked: string[]
@@ -128,7 +115,7 @@ t.test('running and locked pods are skipped and untouched', async (t) => {
   const deleting = await exitedDeletingPod(t, dir)
   const exited = await exitedPod(dir)
   const snapshot = (): (string[] | null)[] =>
-    [running, preparing.uuid, deleting.uuid].map((u) => tree(path.join(dir, 'pods', whereIs(dir, u) ?? 'none', u)))
+    [running, preparing.uuid, deleting.uuid].map((u) => listTree(path.join(dir, 'pods', whereIs(dir, u) ?? 'none', u)))
   const before = snapshot()
 
   const v = gcJson(t, dir, ['--grace-period', '0s', '--expire-prepared', '0s'])
@@ -148,7 +135,7 @@ t.test('bad durations are exit 2 and touch nothing', async (t) => {
   const dir = t.testdir({})
   const a = await exitedPod(dir)
   const p = await preparedPod(dir)
-  const before = tree(dir)
+  const before = listTree(dir)
   for (const args of [
     ['--grace-period', '5'],
     ['--grace-period', '-1m'],
@@ -167,7 +154,7 @@ t.test('bad durations are exit 2 and touch nothing', async (t) => {
     t.equal(j.status, 2)
     t.match(JSON.parse(j.stderr.split('\n').find((l) => l.startsWith('{')) ?? 'null'), { error: { code: 'EUSAGE', message: String } })
   }
-  t.strictSame(tree(dir), before, 'nothing changed')
+  t.strictSame(listTree(dir), before, 'nothing changed')
   t.equal(whereIs(dir, a), 'run')
   t.equal(whereIs(dir, p), 'prepared')
 })

@@ -1,29 +1,23 @@
 // Black-box tests of `podctl list` (CONTRACT §4, §5): spawns bin/podctl.
 import t from 'tap'
-import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { spawnSync } from 'node:child_process'
+import { BIN, listTree, manifest, mkPod, type Test, TIME_RE } from '../helpers/common.js'
 import {
-  BIN,
-  TIME_RE,
   abortedPod,
   deletingPod,
-  embryoPod,
   exitedDeletingPod,
   exitedGarbagePod,
   exitedPod,
   garbagePod,
-  holdRunning,
-  manifest,
   parseTable,
-  podShapeProblems,
   podctl,
+  podShapeProblems,
   preparedPod,
   preparingPod,
-  tree,
-  type Test,
 } from '../helpers/cli-util.js'
+import { holdRunning } from '../helpers/pod-util.js'
 
 const HEADER = /^UUID {3}NAME {3}APPS {3}STATE {3}CREATED {3}STARTED\n$/
 
@@ -87,7 +81,7 @@ t.test('pods in every state show the right STATE', async (t) => {
   const running = await preparedPod(dir)
   await holdRunning(t, dir, running)
   const want: Record<string, string> = {
-    [embryoPod(dir, randomUUID())]: 'embryo',
+    [mkPod(dir, 'embryo')]: 'embryo',
     [(await preparingPod(t, dir)).uuid]: 'preparing',
     [await abortedPod(dir)]: 'aborted prepare',
     [await preparedPod(dir)]: 'prepared',
@@ -162,13 +156,13 @@ t.test('--state filters', async (t) => {
   t.strictSame(table.map((r) => r.UUID), [prepared.slice(0, 8)], 'the table is filtered too')
 
   for (const bad of ['runing', '', 'all']) {
-    const before = tree(dir)
+    const before = listTree(dir)
     const r = podctl(dir, ['list', '--state', bad])
     t.equal(r.status, 2, `--state ${JSON.stringify(bad)}: exit 2`)
     t.equal(r.stdout, '')
     t.match(r.stderr, /^podctl: .*state/)
     t.notMatch(r.stderr, /^\s+at /m)
-    t.strictSame(tree(dir), before)
+    t.strictSame(listTree(dir), before)
   }
 })
 

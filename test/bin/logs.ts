@@ -3,17 +3,19 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
-import { dataDir, manifestFile, podctl, pollUntil, runDetached, startPodctl } from '../helpers/run-util.js'
+import { manifestFile, pollUntil } from '../helpers/common.js'
+import { podctlAsync, runDetached, startPodctl } from '../helpers/cli-util.js'
+import { dataDir } from '../helpers/run-util.js'
 
 const sh = (script: string): string[] => ['/bin/sh', '-c', script]
 
 t.test('logs of a one-app pod: stdout and stderr, unprefixed', async (t) => {
   const dir = dataDir(t)
   const uuidFile = path.join(dir, 'uuid')
-  const run = await podctl(t, dir, ['run', '--uuid-file-save', uuidFile, '--', 'sh', '-c', 'echo out1; echo err1 >&2; echo out2'])
+  const run = await podctlAsync(t, dir, ['run', '--uuid-file-save', uuidFile, '--', 'sh', '-c', 'echo out1; echo err1 >&2; echo out2'])
   t.equal(run.status, 0)
   const uuid = fs.readFileSync(uuidFile, 'utf8').trim()
-  const r = await podctl(t, dir, ['logs', uuid.slice(0, 8)])
+  const r = await podctlAsync(t, dir, ['logs', uuid.slice(0, 8)])
   t.equal(r.status, 0, r.stderr)
   const lines = r.stdout.split('\n')
   t.equal(lines.pop(), '')
@@ -32,40 +34,40 @@ t.test('logs of several apps: prefixes, --app, --tail, unknown app', async (t) =
     ],
   })
   const uuidFile = path.join(dir, 'uuid')
-  t.equal((await podctl(t, dir, ['run', '--manifest', m, '--uuid-file-save', uuidFile])).status, 0)
+  t.equal((await podctlAsync(t, dir, ['run', '--manifest', m, '--uuid-file-save', uuidFile])).status, 0)
   const uuid = fs.readFileSync(uuidFile, 'utf8').trim()
 
-  const all = await podctl(t, dir, ['logs', uuid])
+  const all = await podctlAsync(t, dir, ['logs', uuid])
   t.equal(all.status, 0, all.stderr)
   const lines = all.stdout.trim().split('\n')
   t.same(lines.filter((l) => l.startsWith('[web] ')), ['[web] web-1', '[web] web-2', '[web] web-3', '[web] web-4'])
   t.same(lines.filter((l) => l.startsWith('[db] ')).sort(), ['[db] db-1', '[db] db-2', '[db] db-3'])
   t.equal(lines.length, 7, 'every line is prefixed with its app')
 
-  const web = await podctl(t, dir, ['logs', uuid, '--app', 'web'])
+  const web = await podctlAsync(t, dir, ['logs', uuid, '--app', 'web'])
   t.equal(web.status, 0)
   t.equal(web.stdout, 'web-1\nweb-2\nweb-3\nweb-4\n', 'one app shown: no prefix')
 
-  const tail = await podctl(t, dir, ['logs', uuid, '--tail', '2'])
+  const tail = await podctlAsync(t, dir, ['logs', uuid, '--tail', '2'])
   t.equal(tail.status, 0)
   const tl = tail.stdout.trim().split('\n')
   t.same(tl.filter((l) => l.startsWith('[web] ')), ['[web] web-3', '[web] web-4'], 'the last 2 lines of web')
   t.equal(tl.filter((l) => l.startsWith('[db] ')).length, 2, 'the last 2 lines of db')
   t.equal(tl.length, 4)
 
-  const tail1 = await podctl(t, dir, ['logs', uuid, '--app', 'web', '--tail', '1'])
+  const tail1 = await podctlAsync(t, dir, ['logs', uuid, '--app', 'web', '--tail', '1'])
   t.equal(tail1.stdout, 'web-4\n')
 
-  const nope = await podctl(t, dir, ['logs', uuid, '--app', 'nope'])
+  const nope = await podctlAsync(t, dir, ['logs', uuid, '--app', 'nope'])
   t.equal(nope.status, 3, 'an unknown app: 3')
   t.match(nope.stderr, /no app named "nope"/)
   t.match(nope.stderr, /web/, 'the hint lists the apps')
   t.equal(nope.stdout, '')
 
-  const bad = await podctl(t, dir, ['logs', uuid, '--tail', 'many'])
+  const bad = await podctlAsync(t, dir, ['logs', uuid, '--tail', 'many'])
   t.equal(bad.status, 2, 'a bad --tail is a usage error')
 
-  const nopod = await podctl(t, dir, ['logs', 'abcdef12'])
+  const nopod = await podctlAsync(t, dir, ['logs', 'abcdef12'])
   t.equal(nopod.status, 3)
 })
 

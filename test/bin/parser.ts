@@ -4,7 +4,8 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { STACK_RE, exitedPod, podctl, podsIn } from '../helpers/cli-util.js'
+import { podsIn, STACK_RE } from '../helpers/common.js'
+import { exitedPod, podctl } from '../helpers/cli-util.js'
 
 t.test('a global option with its value missing is a usage error, wherever it is', async (t) => {
   const dir = t.testdir({})

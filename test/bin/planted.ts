@@ -4,7 +4,8 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { STACK_RE, podctl, preparedPod } from '../helpers/cli-util.js'
+import { STACK_RE } from '../helpers/common.js'
+import { podctl, preparedPod } from '../helpers/cli-util.js'
 
 const OUTSIDE = { 'secret.txt': 'keep\n', dir: { 'f.txt': 'keep\n' } }
 

@@ -8,7 +8,8 @@ import fc from 'fast-check'
 import fs from 'node:fs'
 import path from 'node:path'
 import { main } from '../../lib/cli/main.js'
-import { UUID_RE, podctl, tree } from '../helpers/cli-util.js'
+import { listTree, UUID_RE } from '../helpers/common.js'
+import { podctl } from '../helpers/cli-util.js'
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 type Obj = { [k: string]: Json }
@@ -306,7 +307,7 @@ const check = async (run: Runner, root: string, n: number, c: Case): Promise<str
     }
     if (r.stdout !== '') bad.push(`stdout ${JSON.stringify(r.stdout)} on a refusal`)
     if (/^\s+at /m.test(r.stderr)) bad.push('a stack trace')
-    if (fs.existsSync(dataDir)) bad.push(`a refused prepare left ${JSON.stringify(tree(dataDir))}`)
+    if (fs.existsSync(dataDir)) bad.push(`a refused prepare left ${JSON.stringify(listTree(dataDir))}`)
   } else {
     bad.push(`exit ${r.status}: ${r.stderr}`)
   }

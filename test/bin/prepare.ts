@@ -2,7 +2,8 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { UUID_RE, manifest, podctl, podsIn, preparedPod, tree, type Test } from '../helpers/cli-util.js'
+import { listTree, manifest, podsIn, type Test, UUID_RE } from '../helpers/common.js'
+import { podctl, preparedPod } from '../helpers/cli-util.js'
 
 /** The stored manifest of a prepared pod, parsed. */
 const stored = (dir: string, uuid: string): unknown =>
@@ -258,22 +259,22 @@ t.test('refusals: exit 2, a message naming the problem, and nothing written', as
       // A data dir that does not exist yet must still not exist afterwards.
       const root = t.testdir(c.files ?? {})
       const fresh = path.join(root, 'data')
-      const before = tree(root)
+      const before = listTree(root)
       const r = podctl(fresh, c.args(root), c.input !== undefined ? { input: c.input } : {})
       t.equal(r.status, 2, 'exit 2')
       t.equal(r.stdout, '', 'nothing on stdout')
       t.match(r.stderr, c.stderr)
       t.notMatch(r.stderr, /^\s+at /m, 'no stack trace')
       t.equal(fs.existsSync(fresh), false, 'the data dir was not created')
-      t.strictSame(tree(root), before, 'nothing new beside it')
+      t.strictSame(listTree(root), before, 'nothing new beside it')
 
       // An existing data dir with a pod in it is left exactly as it was.
       const existing = path.join(root, 'existing')
       await preparedPod(existing)
-      const snapshot = tree(existing)
+      const snapshot = listTree(existing)
       const again = podctl(existing, c.args(root), c.input !== undefined ? { input: c.input } : {})
       t.equal(again.status, 2, 'exit 2 with an existing data dir too')
-      t.strictSame(tree(existing), snapshot, 'the existing data dir is unchanged')
+      t.strictSame(listTree(existing), snapshot, 'the existing data dir is unchanged')
     })
   }
 })

@@ -9,7 +9,8 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { spawnSync } from 'node:child_process'
-import { STACK_RE, BIN, podctl, tree } from '../helpers/cli-util.js'
+import { BIN, listTree, STACK_RE } from '../helpers/common.js'
+import { podctl } from '../helpers/cli-util.js'
 
 const root = process.getuid?.() === 0
 
@@ -67,7 +68,7 @@ t.test('a full disk (a small tmpfs)', { skip: root ? false : 'needs root to moun
   t.notMatch(run.stderr, STACK_RE)
   fs.rmSync(path.join(mnt, 'filler'))
   t.equal(podctl(dir, ['gc', '--grace-period', '0s', '--expire-prepared', '0s']).status, 0, 'gc, once there is room again')
-  t.strictSame(tree(path.join(dir, 'pods'))?.filter((e) => /[0-9a-f-]{36}\/$/.test(e)), [], 'nothing half-made is left')
+  t.strictSame(listTree(path.join(dir, 'pods'))?.filter((e) => /[0-9a-f-]{36}\/$/.test(e)), [], 'nothing half-made is left')
 
   // A pod whose logs fill the disk runs on to its own end and exit code.
   const chatty = limited('true', dir, ['run', '--', 'sh', '-c', 'head -c 3000000 /dev/zero | tr "\\0" x; echo; exit 3'])

@@ -2,20 +2,9 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import {
-  STACK_RE,
-  abortedPod,
-  exitedGarbagePod,
-  exitedPod,
-  garbagePod,
-  holdRunning,
-  podctl,
-  preparedPod,
-  preparingPod,
-  tree,
-  whereIs,
-  type Test,
-} from '../helpers/cli-util.js'
+import { listTree, STACK_RE, type Test, whereIs } from '../helpers/common.js'
+import { abortedPod, exitedGarbagePod, exitedPod, garbagePod, podctl, preparedPod, preparingPod } from '../helpers/cli-util.js'
+import { holdRunning } from '../helpers/pod-util.js'
 
 /** Asserts the pod is gone: no directory in any state dir, no lock left behind. */
 const gone = (t: Test, dir: string, uuid: string): void => {
@@ -67,7 +56,7 @@ t.test('a running pod is refused with a hint, and untouched', async (t) => {
   const dir = t.testdir({})
   const uuid = await preparedPod(dir)
   await holdRunning(t, dir, uuid)
-  const before = tree(path.join(dir, 'pods'))
+  const before = listTree(path.join(dir, 'pods'))
   const r = podctl(dir, ['rm', uuid])
   t.equal(r.status, 4, 'exit 4')
   t.equal(r.stdout, '')
@@ -75,7 +64,7 @@ t.test('a running pod is refused with a hint, and untouched', async (t) => {
   t.match(r.stderr, new RegExp(`^podctl: pod ${short} is running`), 'says which pod and why')
   t.match(r.stderr, `stop it: podctl stop ${short}`, 'the hint')
   t.notMatch(r.stderr, STACK_RE)
-  t.strictSame(tree(path.join(dir, 'pods')), before, 'nothing moved')
+  t.strictSame(listTree(path.join(dir, 'pods')), before, 'nothing moved')
   t.equal(podctl(dir, ['status', uuid]).stdout.split('\n')[0], 'state=running', 'still running')
 
   const json = podctl(dir, ['rm', uuid, '--format', 'json'])

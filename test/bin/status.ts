@@ -2,17 +2,9 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import {
-  STACK_RE,
-  TIME_RE,
-  exitedPod,
-  holdRunning,
-  podShapeProblems,
-  podctl,
-  podctlAsync,
-  preparedPod,
-  whereIs,
-} from '../helpers/cli-util.js'
+import { STACK_RE, TIME_RE, whereIs } from '../helpers/common.js'
+import { exitedPod, podctl, podctlAsync, podShapeProblems, preparedPod } from '../helpers/cli-util.js'
+import { holdRunning } from '../helpers/pod-util.js'
 
 /** key=value lines → object; every line must be one. */
 const keyValues = (out: string): Record<string, string> => {
@@ -165,7 +157,7 @@ t.test('a running pod, and --wait', async (t) => {
   // An unbounded --wait returns once the holder lets go.
   const waiting = podctlAsync(t, dir, ['status', uuid, '--wait'])
   const released = await holder.release()
-  t.equal(released.status, 0, 'the lock holder exited cleanly')
+  t.equal(released.code, 0, 'the lock holder exited cleanly')
   const done = await waiting
   t.equal(done.status, 0, '--wait returns 0 once the pod has exited')
   t.equal(done.stderr, '')

@@ -4,7 +4,8 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { STACK_RE, exitedPod, garbagePod, exitedGarbagePod, podctl, preparedPod, tree, whereIs } from '../helpers/cli-util.js'
+import { listTree, STACK_RE, whereIs } from '../helpers/common.js'
+import { exitedGarbagePod, exitedPod, garbagePod, podctl, preparedPod } from '../helpers/cli-util.js'
 
 /** An outside directory that looks like a pod (so following it would show). */
 const outsideTree = (name: string) => ({
@@ -44,7 +45,7 @@ for (const [stateDir, make] of Object.entries(makers)) {
     t.equal(whereIs(dir, uuid), stateDir)
     fs.rmSync(podDir, { recursive: true })
     fs.symlinkSync(outside, podDir)
-    const outsideBefore = tree(outside)
+    const outsideBefore = listTree(outside)
 
     const list = podctl(dir, ['list', '--format', 'json'])
     t.equal(list.status, 0, 'list: exit 0')
@@ -67,7 +68,7 @@ for (const [stateDir, make] of Object.entries(makers)) {
     t.match(rm.stderr, /symlink|not a pod directory/, 'rm: says why')
     t.notMatch(rm.stderr, STACK_RE)
     t.equal(rm.stdout, `${normal}\n`, 'rm: the real pod given with it is removed')
-    t.strictSame(tree(outside), outsideBefore, 'rm: the outside dir is intact')
+    t.strictSame(listTree(outside), outsideBefore, 'rm: the outside dir is intact')
     t.ok(fs.lstatSync(podDir).isSymbolicLink(), 'rm: the link itself is left for a human')
 
     const again = await exitedPod(dir)
@@ -79,13 +80,13 @@ for (const [stateDir, make] of Object.entries(makers)) {
     t.ok(v.skipped.some((s) => s.uuid === uuid), 'gc: skipped[].uuid is the UUID (CONTRACT §5)')
     t.match(gc.stderr, uuid, 'gc: the link is reported on stderr')
     t.notMatch(gc.stderr, STACK_RE)
-    t.strictSame(tree(outside), outsideBefore, 'gc: the outside dir is intact')
+    t.strictSame(listTree(outside), outsideBefore, 'gc: the outside dir is intact')
     t.ok(fs.lstatSync(podDir).isSymbolicLink(), 'gc: the link is still there')
 
     const text = podctl(dir, ['gc', '--grace-period', '0s'])
     t.equal(text.status, 1, 'gc (text): exit 1')
     t.match(text.stderr, /^podctl: gc: .*symlink/m)
-    t.strictSame(tree(outside), outsideBefore)
+    t.strictSame(listTree(outside), outsideBefore)
   })
 }
 
@@ -95,7 +96,7 @@ t.test('a symlink inside a pod is removed, not followed', async (t) => {
   const dir = path.join(root, 'data')
   const viaRm = await exitedPod(dir)
   const viaGc = await exitedPod(dir)
-  const outsideBefore = tree(outside)
+  const outsideBefore = listTree(outside)
   for (const uuid of [viaRm, viaGc]) {
     const app = path.join(dir, 'pods', 'run', uuid, 'apps', 'main')
     fs.rmSync(app, { recursive: true })
@@ -113,6 +114,6 @@ t.test('a symlink inside a pod is removed, not followed', async (t) => {
   t.strictSame((JSON.parse(gc.stdout) as { deleted: string[] }).deleted, [viaGc])
   t.equal(whereIs(dir, viaGc), undefined, 'the pod is gone')
 
-  t.strictSame(tree(outside), outsideBefore, 'everything the links pointed to is intact')
+  t.strictSame(listTree(outside), outsideBefore, 'everything the links pointed to is intact')
   t.equal(fs.readFileSync(path.join(outside, 'precious.txt'), 'utf8'), 'keep me too\n')
 })

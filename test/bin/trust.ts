@@ -5,7 +5,8 @@ import t from 'tap'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { STACK_RE, exitedPod, podctl, preparedPod, tree } from '../helpers/cli-util.js'
+import { listTree, STACK_RE } from '../helpers/common.js'
+import { exitedPod, podctl, preparedPod } from '../helpers/cli-util.js'
 
 const root = process.getuid?.() === 0
 const NOBODY = 65534
@@ -16,7 +17,7 @@ t.test('a state dir that is a link is never read, written or deleted through', a
     const dir = path.join(base, 'data')
     await exitedPod(dir)
     const outside = path.join(base, 'outside')
-    const before = tree(outside)
+    const before = listTree(outside)
     const sd = path.join(dir, 'pods', stateDir)
     fs.rmSync(sd, { recursive: true, force: true })
     fs.symlinkSync(outside, sd)
@@ -26,7 +27,7 @@ t.test('a state dir that is a link is never read, written or deleted through', a
       t.match(r.stderr, new RegExp(`^podctl: ${sd.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is a symlink`), 'names the link')
       t.notMatch(r.stderr, STACK_RE)
     }
-    t.strictSame(tree(outside), before, `${stateDir} -> outside: nothing outside was touched`)
+    t.strictSame(listTree(outside), before, `${stateDir} -> outside: nothing outside was touched`)
   })
 })
 

@@ -9,7 +9,8 @@ import path from 'node:path'
 import readline from 'node:readline'
 import { spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { STACK_RE, podctl } from '../helpers/cli-util.js'
+import { STACK_RE } from '../helpers/common.js'
+import { podctl } from '../helpers/cli-util.js'
 
 const root = process.getuid?.() === 0
 const SWAPPER = fileURLToPath(new URL('../helpers/swapper.py', import.meta.url))

@@ -2,7 +2,8 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { ROOT, podctl } from '../helpers/cli-util.js'
+import { ROOT } from '../helpers/common.js'
+import { podctl } from '../helpers/cli-util.js'
 
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }
 

@@ -12,8 +12,8 @@ import path from 'node:path'
 import { main } from '../../lib/cli/main.js'
 import { createVolume } from '../../lib/volume/persistent.js'
 import { ensureDataDir } from '../../lib/pod/layout.js'
-import { STACK_RE, UUID_RE, podctl } from '../helpers/cli-util.js'
-import { snapshot } from '../helpers/volume-util.js'
+import { snapshot, STACK_RE, UUID_RE } from '../helpers/common.js'
+import { podctl } from '../helpers/cli-util.js'
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 

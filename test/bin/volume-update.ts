@@ -10,7 +10,9 @@ import { fileURLToPath } from 'node:url'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import type { Payload } from '../../lib/volume/atomic-writer.js'
 import { updateFilesVolume } from '../../lib/volume/update.js'
-import { dataDir, manifestFile, podDir, podctl, pollUntil, runDetached } from '../helpers/run-util.js'
+import { manifestFile, podDir, pollUntil } from '../helpers/common.js'
+import { podctlAsync, runDetached } from '../helpers/cli-util.js'
+import { dataDir } from '../helpers/run-util.js'
 
 const READER = fileURLToPath(new URL('../helpers/volume-reader.mjs', import.meta.url))
 const UPDATES = 1_000
@@ -49,13 +51,13 @@ t.test(`a running app reading its files volume during ${UPDATES} updates never s
         fs.writeFileSync(path.join(src, k), x, { mode: 0o644 })
         fs.chmodSync(path.join(src, k), 0o644)
       }
-      const r = await podctl(t, dir, ['volume', 'update', uuid.slice(0, 8), 'cfg', '--from-dir', src])
+      const r = await podctlAsync(t, dir, ['volume', 'update', uuid.slice(0, 8), 'cfg', '--from-dir', src])
       if (r.status !== 0 || r.stdout !== 'cfg updated\n') t.fail(`update ${i} through the CLI: ${r.status} ${r.stdout} ${r.stderr}`)
       changed++
     } else if (updateFilesVolume(pod, 'cfg', payload(v), { wait: true }).changed) changed++
   }
   t.equal(changed, UPDATES, 'every update changed the volume')
-  const st = await podctl(t, dir, ['status', uuid, '--wait', '--format', 'json'])
+  const st = await podctlAsync(t, dir, ['status', uuid, '--wait', '--format', 'json'])
   t.equal(JSON.parse(st.stdout).apps[0].exit_code, 0, 'the reader saw the final version and exited 0')
   const result = JSON.parse(fs.readFileSync(path.join(out, 'result.json'), 'utf8'))
   t.equal(result.mixed, 0, 'never a mix of two versions', result)

@@ -3,7 +3,8 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { STACK_RE, TIME_RE, jsonErrors, parseTable, podctl, preparedPod, tree } from '../helpers/cli-util.js'
+import { listTree, STACK_RE, TIME_RE } from '../helpers/common.js'
+import { jsonErrors, parseTable, podctl, preparedPod } from '../helpers/cli-util.js'
 import { volumeManifest } from '../helpers/volume-util.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -41,7 +42,7 @@ t.test('create refuses bad input with exit 2 and an existing name with exit 4, w
   refused(t, podctl(dir, ['volume', 'create', 'x', '--size-limit', 'lots']), 2, /invalid --size-limit "lots"/, 'bad size')
   refused(t, podctl(dir, ['volume', 'create', 'x', '--reclaim', 'shred']), 2, /argument 'shred' is invalid/, 'bad reclaim')
   refused(t, podctl(dir, ['volume', 'create', 'x', '--access-mode', 'ROX']), 2, /argument 'ROX' is invalid/, 'bad access mode')
-  t.same(tree(dir), [], 'nothing was written in the data dir')
+  t.same(listTree(dir), [], 'nothing was written in the data dir')
   t.equal(podctl(dir, ['volume', 'create', 'x']).status, 0)
   const again = podctl(dir, ['volume', 'create', 'x', '--format', 'json'])
   refused(t, again, 4, /persistent volume x already exists/, 'existing')

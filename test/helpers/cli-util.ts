@@ -1,34 +1,13 @@
 /**
- * Shared helpers of the black-box CLI tests in test/bin/: run the real
- * bin/podctl, list a data dir, and make pods in every state through the
- * library. Not a test file (test/helpers/ is excluded from discovery).
+ * The black-box side of the tests: run the real bin/podctl (to its end, or
+ * started and read line by line), check what it printed against the JSON
+ * shapes and tables users script against, and make pods in every state
+ * through the library. Not a test file (test/helpers/ is excluded from
+ * discovery).
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process'
-import fs from 'node:fs'
-import path from 'node:path'
-import readline from 'node:readline'
-import { fileURLToPath } from 'node:url'
-import type t from 'tap'
 import { createPod, podFromUUIDString, preparePod, type PodManifest } from '../../lib/index.js'
-
-/** tap's subtest object (the `t` of a `t.test` callback). */
-export type Test = Parameters<Parameters<typeof t.test>[0]>[0]
-
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-export const BIN = path.join(ROOT, 'bin', 'podctl')
-export const HOLD_LOCK = fileURLToPath(new URL('./cli-hold-lock.mjs', import.meta.url))
-
-/** RFC 4122 v4, lower case (CONTRACT §1). */
-export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
-/** RFC 3339 UTC with milliseconds (CONTRACT §5). */
-export const TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-/** A stack frame line, which must not appear without --debug. */
-export const STACK_RE = /^\s+at /m
-
-/** The minimal test object the helpers need (tap's Test). */
-export interface Teardown {
-  teardown(fn: () => void | Promise<void>): void
-}
+import { BIN, TIME_RE, UUID_RE, manifest, type Teardown, type Test } from './common.js'
 
 export interface Result {
   status: number | null
@@ -59,7 +38,7 @@ const launcher = (argv: string[], coverage = true): [string, string[]] => [
   ['-u', 'NODE_OPTIONS', ...(coverage ? [] : ['-u', 'NODE_V8_COVERAGE']), process.execPath, ...argv],
 ]
 
-const argvFor = (dir: string | undefined, args: string[]): string[] =>
+const argvFor = (dir: string | undefined, args: readonly string[]): string[] =>
   dir === undefined ? [BIN, ...args] : [BIN, '--dir', dir, ...args]
 
 /** Runs `podctl [--dir dir] args...` synchronously. */
@@ -98,59 +77,65 @@ export const finished = (child: ChildProcess): Promise<Result> =>
     child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr }))
   })
 
-/** Runs `podctl --dir dir args...` as an asynchronous child (killed at teardown). */
-export const podctlAsync = (t: Teardown, dir: string, args: string[], opts: RunOptions = {}): Promise<Result> => {
+/** A running podctl: its process, its output so far, and its end. */
+export interface Running {
+  child: ChildProcess
+  done: Promise<Result>
+  /** Resolves with the first stdout line matching `re` (lines already seen count). */
+  line(re: RegExp): Promise<string>
+}
+
+/** Starts `podctl --dir dir args...` (killed at teardown if still alive). */
+export const startPodctl = (t: Teardown, dir: string, args: string[], opts: RunOptions = {}): Running => {
   const [cmd, argv] = launcher(argvFor(dir, args))
   const child = spawnTracked(t, cmd, argv, opts.env ? { env: opts.env } : {})
   const done = finished(child)
   child.stdin?.end(opts.input ?? '')
-  return done
-}
-
-/**
- * Every entry under `root` (relative paths, directories with a trailing
- * "/", symlinks as "-> target"), sorted; null when `root` does not exist.
- * Never follows a symlink.
- */
-export const tree = (root: string): string[] | null => {
-  if (!fs.existsSync(root)) return null
-  const out: string[] = []
-  const walk = (dir: string, rel: string): void => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const r = rel ? `${rel}/${e.name}` : e.name
-      const p = path.join(dir, e.name)
-      if (e.isSymbolicLink()) out.push(`${r} -> ${fs.readlinkSync(p)}`)
-      else if (e.isDirectory()) {
-        out.push(`${r}/`)
-        walk(p, r)
-      } else out.push(r)
+  const lines: string[] = []
+  const waiters: { re: RegExp; resolve: (l: string) => void }[] = []
+  let partial = ''
+  child.stdout?.on('data', (s: string | Buffer) => {
+    const parts = (partial + String(s)).split('\n')
+    partial = parts.pop()!
+    for (const l of parts) {
+      lines.push(l)
+      for (const w of [...waiters]) {
+        if (w.re.test(l)) {
+          waiters.splice(waiters.indexOf(w), 1)
+          w.resolve(l)
+        }
+      }
     }
+  })
+  const line = (re: RegExp): Promise<string> => {
+    const seen = lines.find((l) => re.test(l))
+    if (seen !== undefined) return Promise.resolve(seen)
+    return new Promise((resolve, reject) => {
+      waiters.push({ re, resolve })
+      void done.then((r) => reject(new Error(`podctl ${args.join(' ')} ended (${r.status ?? r.signal}) before a line matching ${re}; stdout=${JSON.stringify(r.stdout)} stderr=${JSON.stringify(r.stderr)}`)))
+    })
   }
-  walk(root, '')
-  return out.sort()
+  return { child, done, line }
 }
 
-/** A valid one-app manifest whose program exists everywhere. */
-export const manifest = (over: Partial<PodManifest> = {}): PodManifest => ({
-  apiVersion: 'podctl/v1',
-  apps: [{ name: 'main', exec: ['/bin/sh', '-c', 'exit 0'] }],
-  ...over,
-})
+/** Runs `podctl --dir dir args...` as an asynchronous child (killed at teardown). */
+export const podctlAsync = (t: Teardown, dir: string, args: string[], opts: RunOptions = {}): Promise<Result> =>
+  startPodctl(t, dir, args, opts).done
 
-/** The pod UUIDs currently in one state dir. */
-export const podsIn = (dir: string, stateDir: string): string[] => {
-  try {
-    return fs.readdirSync(path.join(dir, 'pods', stateDir)).sort()
-  } catch {
-    return []
-  }
+/** Runs podctl and parses its stdout as JSON (asserting exit 0 first). */
+export const podctlJson = async <T = any>(t: Test, dir: string, args: string[]): Promise<T> => {
+  const r = await podctlAsync(t, dir, args)
+  t.equal(r.status, 0, `podctl ${args.join(' ')} exits 0`, { stderr: r.stderr })
+  return JSON.parse(r.stdout) as T
 }
 
-/** Where a pod's directory is, or undefined. */
-export const whereIs = (dir: string, uuid: string): string | undefined =>
-  ['embryo', 'prepare', 'prepared', 'run', 'exited-garbage', 'garbage'].find((d) =>
-    fs.existsSync(path.join(dir, 'pods', d, uuid)),
-  )
+/** Runs `run --detach` and returns the UUID it printed (asserting the contract). */
+export const runDetached = async (t: Test, dir: string, args: string[]): Promise<string> => {
+  const r = await podctlAsync(t, dir, ['run', '--detach', ...args])
+  t.equal(r.status, 0, 'run --detach exits 0', { stderr: r.stderr })
+  t.match(r.stdout, /^[0-9a-f-]{36}\n$/, 'run --detach prints only the UUID')
+  return r.stdout.trim()
+}
 
 /** A prepared pod, through the library. */
 export const preparedPod = async (dir: string, m: PodManifest = manifest(), sync = true): Promise<string> => {
@@ -191,37 +176,7 @@ export const garbagePod = async (dir: string): Promise<string> => {
   return uuid
 }
 
-export interface Holder {
-  child: ChildProcess
-  /** Lets the holder unlock and exit; resolves with its exit result. */
-  release(): Promise<Result>
-}
-
-/**
- * Makes a prepared pod "running": a child process (test/helpers/cli-hold-lock.mjs)
- * moves it to run/ and holds its lock until its stdin closes. Resolves once the
- * child has printed "ready". The child is killed at teardown.
- */
-export const holdRunning = async (t: Teardown, dir: string, uuid: string): Promise<Holder> => {
-  const child = spawnTracked(t, process.execPath, [HOLD_LOCK, dir, uuid])
-  const done = finished(child)
-  const rl = readline.createInterface({ input: child.stdout! })
-  const first = await new Promise<string>((resolve, reject) => {
-    rl.once('line', resolve)
-    child.once('exit', (code, sig) => reject(new Error(`lock holder exited before ready (${code ?? sig})`)))
-  })
-  rl.close()
-  if (first !== 'ready') throw new Error(`lock holder said ${JSON.stringify(first)}`)
-  return {
-    child,
-    release: () => {
-      child.stdin?.end()
-      return done
-    },
-  }
-}
-
-/** Keys of the pod JSON object (CONTRACT §5), in any order. */
+/** Keys of the pod JSON object , in any order. */
 export const POD_KEYS = [
   'uuid',
   'name',
@@ -251,7 +206,7 @@ export const POD_STATES = [
   'garbage',
 ]
 
-/** Problems with a pod JSON object against CONTRACT §5; empty when it conforms. */
+/** Problems with a pod JSON object; empty when it conforms. */
 export const podShapeProblems = (v: unknown): string[] => {
   const p: string[] = []
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return ['not an object']
@@ -302,7 +257,7 @@ export const podShapeProblems = (v: unknown): string[] => {
   return p
 }
 
-/** The JSON error objects (CONTRACT §4) among the lines of stderr. */
+/** The JSON error objects  among the lines of stderr. */
 export const jsonErrors = (stderr: string): unknown[] =>
   stderr
     .split('\n')
@@ -348,10 +303,4 @@ export const deletingPod = async (t: Teardown, dir: string): Promise<Held> => {
   const pod = podFromUUIDString(dir, await preparedPod(dir))
   pod.toGarbage()
   return held(t, pod)
-}
-
-/** "embryo": a bare directory in embryo/ (a creator that died right after mkdir). */
-export const embryoPod = (dir: string, uuid: string): string => {
-  fs.mkdirSync(path.join(dir, 'pods', 'embryo', uuid), { recursive: true })
-  return uuid
 }

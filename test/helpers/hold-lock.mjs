@@ -2,22 +2,31 @@
 // UUID given (through the built library, like any other podctl process)
 // and holds them.
 //
-// usage: node hold-lock.mjs DATA_DIR UUID... [--no-stdin]
+// usage: node hold-lock.mjs DATA_DIR UUID... [--no-stdin] [--to-run]
 // stdout: "locked <pid>" once every lock is held, or "busy <uuid> <pid>"
 //   (exit 3) when a live process holds one of them already.
 // stdin: a line "release" releases every lock, prints "released" and
 //   exits 0; the end of stdin (the test process died) exits at once.
 // --no-stdin: stdin is not watched (it may be /dev/null); the process
 //   exits when its parent changes (the test went away).
-const { tryLock } = await import(new URL('../../dist/lib/index.js', import.meta.url).href)
+// --to-run: each pod (prepared) is moved to run/ as its supervisor would,
+//   so that it is "running" while held and "exited" once released.
+const { podFromUUIDString, tryLock } = await import(new URL('../../dist/lib/index.js', import.meta.url).href)
 
 const args = process.argv.slice(2)
 const noStdin = args.includes('--no-stdin')
-const [dir, ...uuids] = args.filter((a) => a !== '--no-stdin')
+const toRun = args.includes('--to-run')
+const [dir, ...uuids] = args.filter((a) => !a.startsWith('--'))
+
+const runPod = (uuid) => {
+  const pod = podFromUUIDString(dir, uuid)
+  pod.toRun()
+  return { release: () => pod.unlock() }
+}
 
 const held = []
 for (const uuid of uuids) {
-  const lock = tryLock(dir, uuid)
+  const lock = toRun ? runPod(uuid) : tryLock(dir, uuid)
   if (!lock) {
     for (const h of held) h.release()
     process.stdout.write(`busy ${uuid} ${process.pid}\n`)

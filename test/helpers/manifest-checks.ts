@@ -6,7 +6,7 @@
  */
 import { PodctlError } from '../../lib/errors.js'
 import { formatProblems, type ManifestProblem, type ValidateOptions } from '../../lib/pod/manifest.js'
-import type { Test } from './cli-util.js'
+import type { Test } from './common.js'
 
 export const V = 'podctl/v1'
 export const app = (over: Record<string, unknown> = {}): Record<string, unknown> => ({ name: 'main', exec: ['/bin/true'], ...over })

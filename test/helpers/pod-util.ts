@@ -1,27 +1,19 @@
 /**
- * Shared helpers of the lifecycle-core tests in test/pod/: real child
- * processes (lock holders, race contenders) that run the built library,
- * and pods made directly on disk in any state dir. Not a test file
- * (test/helpers/ is excluded from discovery).
+ * Real child processes that run the built library beside a test: lock
+ * holders (also of "running" pods), race contenders and movers. Not a test
+ * file (test/helpers/ is excluded from discovery).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { randomUUID } from 'node:crypto'
-import fs from 'node:fs'
 import path from 'node:path'
 import readline from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { POD_DIRS, ensureDataDir, type PodDir } from '../../lib/pod/layout.js'
+import type { Teardown } from './common.js'
 
 export const HOLD_LOCK = fileURLToPath(new URL('./hold-lock.mjs', import.meta.url))
 export const TRANSITION = fileURLToPath(new URL('./transition.mjs', import.meta.url))
 export const CONTENDER = fileURLToPath(new URL('./contender.mjs', import.meta.url))
 export const MOVER = fileURLToPath(new URL('./mover.mjs', import.meta.url))
 export const GC_ONCE = fileURLToPath(new URL('./gc-once.mjs', import.meta.url))
-
-/** The minimal test object the helpers need (tap's Test). */
-export interface Teardown {
-  teardown(fn: () => void | Promise<void>): void
-}
 
 export interface Exit {
   code: number | null
@@ -125,8 +117,8 @@ export interface Holder extends Child {
 }
 
 /** Starts a holder of the locks of `uuids` and waits until it holds them all. */
-export const holdLocks = async (t: Teardown, dataDir: string, uuids: string[]): Promise<Holder> => {
-  const child = spawnNode(t, HOLD_LOCK, [dataDir, ...uuids])
+export const holdLocks = async (t: Teardown, dataDir: string, uuids: string[], opts: { toRun?: boolean } = {}): Promise<Holder> => {
+  const child = spawnNode(t, HOLD_LOCK, [dataDir, ...uuids, ...(opts.toRun ? ['--to-run'] : [])])
   const first = await child.nextLine()
   if (!first.startsWith('locked ')) throw new Error(`lock holder said ${JSON.stringify(first)}: ${child.stderr()}`)
   return {
@@ -139,6 +131,9 @@ export const holdLocks = async (t: Teardown, dataDir: string, uuids: string[]): 
     },
   }
 }
+
+/** Makes prepared pods "running": a holder moves them to run/ and holds their locks until release(). */
+export const holdRunning = (t: Teardown, dataDir: string, ...uuids: string[]): Promise<Holder> => holdLocks(t, dataDir, uuids, { toRun: true })
 
 /**
  * Asks another process whether it can take the lock of `uuid` right now:
@@ -242,60 +237,3 @@ export const endAll = async (children: Child[]): Promise<Exit[]> => {
   for (const c of children) c.send('exit')
   return Promise.all(children.map((c) => c.exited))
 }
-
-const testdirs = new WeakMap<object, { base: string; n: number }>()
-/**
- * A fresh data dir (layout created) inside a test's own testdir. A test
- * may ask for several: t.testdir() is called once per test (a second
- * call would wipe the first), and each data dir is a new subdir of it.
- */
-export const dataDir = (t: { testdir(): string }): string => {
-  let td = testdirs.get(t)
-  if (!td) testdirs.set(t, (td = { base: t.testdir(), n: 0 }))
-  const dir = path.join(td.base, `data${td.n++ || ''}`)
-  ensureDataDir(dir)
-  return dir
-}
-
-/**
- * Makes a pod directory directly in a state dir (no record, no manifest
- * unless `files` says so) and returns its UUID.
- */
-export const mkPod = (dataDir: string, dir: PodDir, files: Record<string, string> = {}, uuid: string = randomUUID()): string => {
-  const p = path.join(dataDir, 'pods', dir, uuid)
-  fs.mkdirSync(p, { recursive: true })
-  for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(p, name), content)
-  return uuid
-}
-
-/** Every state dir that holds `uuid` (normally exactly one, or none). */
-export const whereIs = (dataDir: string, uuid: string): PodDir[] =>
-  POD_DIRS.filter((d) => fs.existsSync(path.join(dataDir, 'pods', d, uuid)))
-
-/** The path of a pod's lock directory. */
-export const lockDirOf = (dataDir: string, uuid: string): string => path.join(dataDir, 'locks', uuid)
-
-/** The state field of /proc/<pid>/stat ('R', 'S', 'T', 'Z'...), or undefined if gone. */
-export const procState = (pid: number): string | undefined => {
-  try {
-    const s = fs.readFileSync(`/proc/${pid}/stat`, 'latin1')
-    return s.slice(s.lastIndexOf(')') + 2).split(' ')[0]
-  } catch {
-    return undefined
-  }
-}
-
-/** Polls (every few ms, no fixed sleep) until `cond` holds. */
-export const until = async (cond: () => boolean): Promise<void> => {
-  while (!cond()) await new Promise((r) => setTimeout(r, 5))
-}
-
-/** A valid one-app manifest. */
-export const manifest = (over: Record<string, unknown> = {}) => ({
-  apiVersion: 'podctl/v1' as const,
-  apps: [{ name: 'main', exec: ['/bin/sh', '-c', 'exit 0'] }],
-  ...over,
-})
-
-/** Whether a lock exists (a lock is a symlink whose target is not a file: never follow it). */
-export const lockExists = (p: string): boolean => fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined

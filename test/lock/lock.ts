@@ -10,29 +10,17 @@ import { lockHeldAt, tryLockAt } from '../../lib/lock/lock.js'
 import { formatOwner, ownOwner, parseOwner } from '../../lib/lock/owner.js'
 import { isLocked, lockPath, lockedSet, sweepLocksDir, tryLock } from '../../lib/pod/locks.js'
 import { newPod, podFromUUIDString } from '../../lib/pod/pod.js'
-import {
-  HOLD_LOCK,
-  childEnv,
-  dataDir,
-  endAll,
-  holdLocks,
-  lockDirOf,
-  mkPod,
-  pool,
-  probeLock,
-  procState,
-  race,
-  until,
-  lockExists,
-} from '../helpers/pod-util.js'
+import { lockExists, lockOf, mkPod, pollUntil } from '../helpers/common.js'
+import { dataDir, procStat } from '../helpers/run-util.js'
+import { childEnv, endAll, HOLD_LOCK, holdLocks, pool, probeLock, race } from '../helpers/pod-util.js'
 
 const HOUR = 3600_000
 const backdate = (p: string, ms: number): void => {
   const when = new Date(Date.now() - ms)
   fs.lutimesSync(p, when, when)
 }
-/** The owner record of a lock dir, parsed. */
-const ownerOf = (dir: string, uuid: string) => parseOwner(fs.readlinkSync(lockDirOf(dir, uuid)))
+/** The owner record of a lock, parsed. */
+const ownerOf = (dir: string, uuid: string) => parseOwner(fs.readlinkSync(lockOf(dir, uuid)))
 /** Entries of the locks dir (temporaries included). */
 const locksDirEntries = (dir: string): string[] => fs.readdirSync(path.join(dir, 'locks')).sort()
 
@@ -48,7 +36,7 @@ t.test('a live holder in another process holds the lock', async (t) => {
   t.equal(await probeLock(t, dir, uuid), 'busy', 'a third process cannot take it either')
   await holder.release()
   t.equal(isLocked(dir, uuid), false, 'released')
-  t.equal(lockExists(lockDirOf(dir, uuid)), false, 'release removes the lock dir')
+  t.equal(lockExists(lockOf(dir, uuid)), false, 'release removes the lock')
   t.equal(podFromUUIDString(dir, uuid).state, 'exited')
 })
 
@@ -64,7 +52,7 @@ t.test('a SIGKILLed holder is seen as gone as soon as it has exited', async (t) 
     holder.proc.kill('SIGKILL')
     const exit = await holder.exited
     t.equal(exit.signal, 'SIGKILL', `${stateDir}: the holder died of SIGKILL`)
-    t.ok(fs.lstatSync(lockDirOf(dir, uuid), { throwIfNoEntry: false })?.isSymbolicLink(), `${stateDir}: its lock is still there (nobody cleaned up)`)
+    t.ok(fs.lstatSync(lockOf(dir, uuid), { throwIfNoEntry: false })?.isSymbolicLink(), `${stateDir}: its lock is still there (nobody cleaned up)`)
     t.equal(isLocked(dir, uuid), false, `${stateDir}: isLocked is false right after the exit event`)
     t.notOk(lockedSet(dir).has(uuid), `${stateDir}: lockedSet agrees`)
     const after = podFromUUIDString(dir, uuid).state
@@ -74,7 +62,7 @@ t.test('a SIGKILLed holder is seen as gone as soon as it has exited', async (t) 
     t.equal(ownerOf(dir, uuid)?.pid, process.pid, `${stateDir}: and the owner record is now ours`)
     if (stateDir === 'run') t.equal(await probeLock(t, dir, uuid), 'busy', `${stateDir}: another process sees our takeover as held`)
     lock!.release()
-    t.equal(lockExists(lockDirOf(dir, uuid)), false, `${stateDir}: released`)
+    t.equal(lockExists(lockOf(dir, uuid)), false, `${stateDir}: released`)
   }
 })
 
@@ -124,8 +112,8 @@ t.test('a zombie holder (dead, not yet reaped) holds nothing', async (t) => {
   })
   t.equal(isLocked(dir, uuid), true, 'held while the holder lives')
   process.kill(pid, 'SIGKILL')
-  await until(() => procState(pid) === 'Z')
-  t.equal(procState(pid), 'Z', 'the holder is a zombie: /proc still has it')
+  await pollUntil('the holder to be a zombie', () => procStat(pid)?.state === 'Z')
+  t.equal(procStat(pid)?.state, 'Z', 'the holder is a zombie: /proc still has it')
   t.equal(isLocked(dir, uuid), false, 'a zombie holds nothing')
   const lock = tryLock(dir, uuid)
   t.ok(lock, 'its lock can be taken')
@@ -137,7 +125,7 @@ t.test('a stopped holder whose lock mtime is long past any stale time still hold
   const uuid = mkPod(dir, 'run')
   const holder = await holdLocks(t, dir, [uuid])
   holder.proc.kill('SIGSTOP')
-  await until(() => procState(holder.pid) === 'T')
+  await pollUntil('the holder to stop', () => procStat(holder.pid)?.state === 'T')
   t.teardown(() => {
     holder.proc.kill('SIGCONT')
   })
@@ -146,7 +134,7 @@ t.test('a stopped holder whose lock mtime is long past any stale time still hold
     ['1 hour', HOUR],
     ['30 days', 30 * 24 * HOUR],
   ] as const) {
-    backdate(lockDirOf(dir, uuid), age)
+    backdate(lockOf(dir, uuid), age)
     t.equal(isLocked(dir, uuid), true, `${what}: isLocked is still true`)
     t.ok(lockedSet(dir).has(uuid), `${what}: lockedSet has it`)
     t.equal(podFromUUIDString(dir, uuid).state, 'running', `${what}: the pod is still running`)
@@ -155,7 +143,7 @@ t.test('a stopped holder whose lock mtime is long past any stale time still hold
     t.equal(ownerOf(dir, uuid)?.pid, holder.pid, `${what}: the lock is still the holder's`)
   }
   holder.proc.kill('SIGCONT')
-  await until(() => procState(holder.pid) !== 'T')
+  await pollUntil('the holder to go on', () => procStat(holder.pid)?.state !== 'T')
   t.equal(isLocked(dir, uuid), true, 'held after SIGCONT')
   await holder.kill()
   t.equal(isLocked(dir, uuid), false, 'free once it is killed')
@@ -169,11 +157,11 @@ t.test('a stopped holder whose lock mtime is older than a year still holds it', 
   const uuid = mkPod(dir, 'run')
   const holder = await holdLocks(t, dir, [uuid])
   holder.proc.kill('SIGSTOP')
-  await until(() => procState(holder.pid) === 'T')
+  await pollUntil('the holder to stop', () => procStat(holder.pid)?.state === 'T')
   t.teardown(() => {
     holder.proc.kill('SIGCONT')
   })
-  backdate(lockDirOf(dir, uuid), 2 * 365 * 24 * HOUR)
+  backdate(lockOf(dir, uuid), 2 * 365 * 24 * HOUR)
   t.equal(isLocked(dir, uuid), true, 'isLocked is still true')
   const stolen = tryLock(dir, uuid)
   t.equal(stolen, undefined, 'tryLock fails')
@@ -185,14 +173,14 @@ t.test('a rename of the pod dir never loses the lock', async (t) => {
   const dir = dataDir(t)
   const pod = await newPod(dir)
   const uuid = pod.uuid
-  const lockBefore = fs.readlinkSync(lockDirOf(dir, uuid))
+  const lockBefore = fs.readlinkSync(lockOf(dir, uuid))
   t.equal(pod.dir, 'prepare')
   t.equal(await probeLock(t, dir, uuid), 'busy', 'held by the creator in prepare/ (embryo→prepare was a rename)')
   pod.toRun()
   t.equal(pod.dir, 'run')
   t.equal(await probeLock(t, dir, uuid), 'busy', 'still held in run/')
   t.equal(podFromUUIDString(dir, uuid).state, 'running', 'another reader sees running')
-  t.equal(fs.readlinkSync(lockDirOf(dir, uuid)), lockBefore, 'the same lock instance')
+  t.equal(fs.readlinkSync(lockOf(dir, uuid)), lockBefore, 'the same lock instance')
   // A rename by hand (not through podctl) does not touch the lock either.
   fs.renameSync(path.join(dir, 'pods', 'run', uuid), path.join(dir, 'pods', 'exited-garbage', uuid))
   t.equal(podFromUUIDString(dir, uuid).state, 'exited deleting')
@@ -224,7 +212,7 @@ t.test('taking over a dead holder: of 8 contenders exactly one wins', async (t) 
     const dead = await holdLocks(t, dir, [uuid])
     dead.proc.kill('SIGKILL')
     await dead.exited
-    t.ok(lockExists(lockDirOf(dir, uuid)), `round ${round}: the dead holder's lock is left behind`)
+    t.ok(lockExists(lockOf(dir, uuid)), `round ${round}: the dead holder's lock is left behind`)
     const outcomes = await p.race(dir, uuid, 'tryLock', 'hold')
     const winners = outcomes.filter((o) => o.ok)
     t.equal(winners.length, 1, `round ${round}: exactly one contender got the lock`)
@@ -244,7 +232,7 @@ t.test('release removes the lock and leaves nothing behind', async (t) => {
   t.ok(lock)
   t.equal(lock!.path, lockPath(dir, uuid))
   t.strictSame(locksDirEntries(dir), [uuid], 'only the lock itself while held (no temporaries)')
-  t.equal(fs.readlinkSync(lockDirOf(dir, uuid)), formatOwner(ownOwner()), 'its owner record is ours')
+  t.equal(fs.readlinkSync(lockOf(dir, uuid)), formatOwner(ownOwner()), 'its owner record is ours')
   t.equal(tryLock(dir, uuid), undefined, 'a second tryLock in the same process fails: the lock is exclusive')
   lock!.release()
   t.strictSame(locksDirEntries(dir), [], 'released: the locks dir is empty')
@@ -267,9 +255,9 @@ t.test('lockedSet sees exactly the live locks', async (t) => {
   const killed = await holdLocks(t, dir, [dead])
   await killed.kill()
   tryLock(dir, released)!.release()
-  fs.mkdirSync(lockDirOf(dir, foreignFresh))
-  fs.mkdirSync(lockDirOf(dir, foreignStale))
-  backdate(lockDirOf(dir, foreignStale), HOUR)
+  fs.mkdirSync(lockOf(dir, foreignFresh))
+  fs.mkdirSync(lockOf(dir, foreignStale))
+  backdate(lockOf(dir, foreignStale), HOUR)
   // Temporaries and moved-away locks are not locks.
   fs.mkdirSync(path.join(dir, 'locks', `.${neverLocked}.new-0123456789ab`))
   fs.mkdirSync(path.join(dir, 'locks', `.${neverLocked}.gone-0123456789ab`))
@@ -281,13 +269,13 @@ t.test('lockedSet sees exactly the live locks', async (t) => {
 t.test('a lock dir without an owner record is judged by its mtime', async (t) => {
   const dir = dataDir(t)
   const uuid = mkPod(dir, 'run')
-  fs.mkdirSync(lockDirOf(dir, uuid))
+  fs.mkdirSync(lockOf(dir, uuid))
   t.equal(isLocked(dir, uuid), true, 'fresh: held')
   t.ok(lockedSet(dir).has(uuid), 'fresh: in lockedSet')
   t.equal(podFromUUIDString(dir, uuid).state, 'running')
-  backdate(lockDirOf(dir, uuid), 5_000)
+  backdate(lockOf(dir, uuid), 5_000)
   t.equal(isLocked(dir, uuid), true, '5 s old: still held (the rule is 10 s)')
-  backdate(lockDirOf(dir, uuid), 60_000)
+  backdate(lockOf(dir, uuid), 60_000)
   t.equal(isLocked(dir, uuid), false, '60 s old: stale, not held')
   t.notOk(lockedSet(dir).has(uuid), '60 s old: not in lockedSet')
   t.equal(podFromUUIDString(dir, uuid).state, 'exited')
@@ -296,7 +284,7 @@ t.test('a lock dir without an owner record is judged by its mtime', async (t) =>
 t.test('a fresh lock dir without an owner record is not taken', async (t) => {
   const dir = dataDir(t)
   const uuid = mkPod(dir, 'run')
-  fs.mkdirSync(lockDirOf(dir, uuid))
+  fs.mkdirSync(lockOf(dir, uuid))
   t.equal(isLocked(dir, uuid), true, 'isLocked says held')
   const lock = tryLock(dir, uuid)
   t.equal(lock, undefined, 'so tryLock must fail')
@@ -306,21 +294,21 @@ t.test('a fresh lock dir without an owner record is not taken', async (t) => {
 t.test('a stale directory at a lock path is not podctl\'s: it is refused, never removed', async (t) => {
   const dir = dataDir(t)
   const uuid = mkPod(dir, 'run')
-  fs.mkdirSync(lockDirOf(dir, uuid))
-  fs.writeFileSync(path.join(lockDirOf(dir, uuid), 'keep'), 'x')
-  backdate(lockDirOf(dir, uuid), HOUR)
+  fs.mkdirSync(lockOf(dir, uuid))
+  fs.writeFileSync(path.join(lockOf(dir, uuid), 'keep'), 'x')
+  backdate(lockOf(dir, uuid), HOUR)
   t.equal(isLocked(dir, uuid), false, 'it is judged free')
   t.throws(() => tryLock(dir, uuid), { code: 'EFAILED', message: /is a directory, not a podctl lock/ }, 'taking it over says what is in the way')
-  t.ok(fs.existsSync(path.join(lockDirOf(dir, uuid), 'keep')), 'and nothing in it was removed')
+  t.ok(fs.existsSync(path.join(lockOf(dir, uuid), 'keep')), 'and nothing in it was removed')
 })
 
 t.test('a lock whose target is not an owner record is judged by its mtime', async (t) => {
   const dir = dataDir(t)
   const uuid = mkPod(dir, 'run')
-  fs.symlinkSync('not an owner record', lockDirOf(dir, uuid))
+  fs.symlinkSync('not an owner record', lockOf(dir, uuid))
   t.equal(isLocked(dir, uuid), true, 'fresh: held')
   t.equal(tryLock(dir, uuid), undefined, 'fresh: not taken')
-  backdate(lockDirOf(dir, uuid), HOUR)
+  backdate(lockOf(dir, uuid), HOUR)
   t.equal(isLocked(dir, uuid), false, 'stale: free')
   t.equal(podFromUUIDString(dir, uuid).state, 'exited', 'stale: the pod reads as exited')
   const lock = tryLock(dir, uuid)
@@ -332,8 +320,8 @@ t.test('owner records from another boot or host', async (t) => {
   const dir = dataDir(t)
   const me = ownOwner()
   const plant = (uuid: string, owner: string, ageMs = 0): void => {
-    fs.symlinkSync(owner, lockDirOf(dir, uuid))
-    if (ageMs) backdate(lockDirOf(dir, uuid), ageMs)
+    fs.symlinkSync(owner, lockOf(dir, uuid))
+    if (ageMs) backdate(lockOf(dir, uuid), ageMs)
   }
   const otherBoot = mkPod(dir, 'run')
   plant(otherBoot, formatOwner({ ...me, boot: 'another-boot-id' }))

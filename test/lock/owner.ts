@@ -7,7 +7,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { spawn } from 'node:child_process'
 import { REMOTE_STALE_MS, formatOwner, hostHash, ownOwner, ownerAlive, parseOwner, type Owner } from '../../lib/lock/owner.js'
-import { procState, until } from '../helpers/pod-util.js'
+import { pollUntil } from '../helpers/common.js'
+import { procStat } from '../helpers/run-util.js'
 
 /** Field 22 of /proc/<pid>/stat, read independently of the code under test. */
 const startOf = (pid: number): string => {
@@ -87,7 +88,7 @@ t.test('a stopped process is alive; a zombie is dead', async (t) => {
   const s = sleeper(t)
   const o: Owner = { ...ownOwner(), pid: s.pid, start: startOf(s.pid) }
   s.proc.kill('SIGSTOP')
-  await until(() => procState(s.pid) === 'T')
+  await pollUntil('the holder to stop', () => procStat(s.pid)?.state === 'T')
   t.equal(ownerAlive(o, never), true, 'stopped: alive')
   s.proc.kill('SIGCONT')
   // A zombie: a child of a shell that execs sleep and never reaps it.
@@ -108,7 +109,7 @@ t.test('a stopped process is alive; a zombie is dead', async (t) => {
   const z: Owner = { ...ownOwner(), pid, start: startOf(pid) }
   t.equal(ownerAlive(z, never), true, 'the grandchild lives')
   process.kill(pid, 'SIGKILL')
-  await until(() => procState(pid) === 'Z')
+  await pollUntil('the holder to be a zombie', () => procStat(pid)?.state === 'Z')
   t.equal(ownerAlive(z, never), false, 'a zombie holds nothing')
 })
 

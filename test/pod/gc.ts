@@ -11,7 +11,9 @@ import type { PodManifest } from '../../lib/pod/manifest.js'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { createPod, preparePod } from '../../lib/pod/prepare.js'
 import { readRecord, writeRecord } from '../../lib/pod/record.js'
-import { dataDir, holdLocks, lockDirOf, lockExists, manifest, mkPod, whereIs } from '../helpers/pod-util.js'
+import { lockExists, lockOf, manifest, mkPod, whereIs } from '../helpers/common.js'
+import { dataDir } from '../helpers/run-util.js'
+import { holdLocks } from '../helpers/pod-util.js'
 
 const MIN = 60_000
 const HOUR = 60 * MIN
@@ -54,10 +56,10 @@ t.test('mark: exited, aborted prepares and expired prepared pods; the rest untou
   t.strictSame(sorted(r.marked), sorted([e, a, old]), 'marked exactly the exited, the aborted and the expired')
   t.strictSame(r.deleted, [], 'nothing deleted within the grace period')
   t.strictSame(r.failed, [])
-  t.strictSame(whereIs(dir, e), ['exited-garbage'])
-  t.strictSame(whereIs(dir, a), ['garbage'])
-  t.strictSame(whereIs(dir, old), ['garbage'])
-  t.strictSame(whereIs(dir, young), ['prepared'], 'a young prepared pod stays')
+  t.equal(whereIs(dir, e), 'exited-garbage')
+  t.equal(whereIs(dir, a), 'garbage')
+  t.equal(whereIs(dir, old), 'garbage')
+  t.equal(whereIs(dir, young), 'prepared', 'a young prepared pod stays')
   for (const u of [e, a, old]) t.equal(markOf(dir, u), new Date(now).toISOString(), `${u.slice(0, 8)}: gc_marked_at is the mark time`)
   t.equal(podFromUUIDString(dir, e).state, 'exited garbage', 'unlocked after gc')
   t.equal(podFromUUIDString(dir, a).state, 'garbage')
@@ -79,16 +81,16 @@ t.test('the grace period: marked now, kept for 1 h; deleted once the mark is old
   const again = gc(dir, opts())
   t.strictSame(again.deleted, [], 'a second pass within the grace period deletes nothing')
   t.strictSame(again.marked, [], 'and marks nothing again')
-  t.strictSame(whereIs(dir, e), ['exited-garbage'])
-  t.strictSame(whereIs(dir, g), ['garbage'])
+  t.equal(whereIs(dir, e), 'exited-garbage')
+  t.equal(whereIs(dir, g), 'garbage')
   setMark(dir, e, Date.now() - 2 * HOUR)
   const r = gc(dir, opts())
   t.strictSame(r.deleted, [e], 'the pod marked 2 h ago is deleted')
-  t.strictSame(whereIs(dir, e), [])
-  t.strictSame(whereIs(dir, g), ['garbage'], 'the other one is kept')
+  t.equal(whereIs(dir, e), undefined)
+  t.equal(whereIs(dir, g), 'garbage', 'the other one is kept')
   const later = gc(dir, opts({ now: Date.now() + 2 * HOUR }))
   t.strictSame(later.deleted, [g], 'and deleted once the clock passes its grace period')
-  t.strictSame(whereIs(dir, g), [])
+  t.equal(whereIs(dir, g), undefined)
 })
 
 t.test('a garbage pod without a mark time gets one and waits its grace period', async (t) => {
@@ -116,7 +118,7 @@ t.test('grace period 0 deletes at once', async (t) => {
   t.strictSame(sorted(r.deleted), sorted([e, a, g]))
   t.strictSame(r.marked, [], 'deleted in the same lock hold, not reported as marked')
   t.strictSame(r.failed, [])
-  for (const u of [e, a, g]) t.strictSame(whereIs(dir, u), [])
+  for (const u of [e, a, g]) t.equal(whereIs(dir, u), undefined)
   t.strictSame(fs.readdirSync(path.join(dir, 'locks')), [])
 })
 
@@ -132,9 +134,9 @@ t.test('markOnly marks and deletes nothing', async (t) => {
   const r = gc(dir, opts({ gracePeriodMs: 0, markOnly: true }))
   t.strictSame(r.marked, [e])
   t.strictSame(r.deleted, [])
-  t.strictSame(whereIs(dir, e), ['exited-garbage'])
-  t.strictSame(whereIs(dir, g), ['garbage'])
-  t.strictSame(whereIs(dir, eg), ['exited-garbage'], 'old garbage is kept too')
+  t.equal(whereIs(dir, e), 'exited-garbage')
+  t.equal(whereIs(dir, g), 'garbage')
+  t.equal(whereIs(dir, eg), 'exited-garbage', 'old garbage is kept too')
 })
 
 t.test('gc never touches a pod a live process holds', async (t) => {
@@ -149,11 +151,11 @@ t.test('gc never touches a pod a live process holds', async (t) => {
   t.strictSame(r.marked, [])
   t.strictSame(r.deleted, [])
   t.strictSame(r.failed, [])
-  t.strictSame(whereIs(dir, running), ['run'])
-  t.strictSame(whereIs(dir, preparing), ['prepare'])
-  t.strictSame(whereIs(dir, deleting), ['garbage'])
-  t.strictSame(whereIs(dir, exitedDeleting), ['exited-garbage'])
-  t.strictSame(whereIs(dir, embryo), ['embryo'])
+  t.equal(whereIs(dir, running), 'run')
+  t.equal(whereIs(dir, preparing), 'prepare')
+  t.equal(whereIs(dir, deleting), 'garbage')
+  t.equal(whereIs(dir, exitedDeleting), 'exited-garbage')
+  t.equal(whereIs(dir, embryo), 'embryo')
   for (const u of [running, preparing, deleting, exitedDeleting, embryo]) t.equal(isLocked(dir, u), true, 'still locked by its holder')
   t.strictSame(
     r.skipped.map((s) => s.uuid).sort(),
@@ -173,18 +175,18 @@ t.test('an exited pod whose supervisor was SIGKILLed is collected', async (t) =>
   fs.renameSync(path.join(dir, 'pods', 'prepared', uuid), path.join(dir, 'pods', 'run', uuid))
   t.equal(gc(dir, opts({ gracePeriodMs: 0 })).deleted.length, 0, 'running: kept')
   await h.kill()
-  t.ok(lockExists(lockDirOf(dir, uuid)), 'its dead lock is left')
+  t.ok(lockExists(lockOf(dir, uuid)), 'its dead lock is left')
   t.strictSame(gc(dir, opts({ gracePeriodMs: 0 })).deleted, [uuid], 'exited: deleted')
-  t.equal(lockExists(lockDirOf(dir, uuid)), false, 'and its lock with it')
+  t.equal(lockExists(lockOf(dir, uuid)), false, 'and its lock with it')
 })
 
 t.test('embryos: an old unlocked one is garbage, a young one is left alone', async (t) => {
   const dir = dataDir(t)
   const e = mkPod(dir, 'embryo')
   t.strictSame(gc(dir, opts()).marked, [], 'young: its creator may still be at work')
-  t.strictSame(whereIs(dir, e), ['embryo'])
+  t.equal(whereIs(dir, e), 'embryo')
   t.strictSame(gc(dir, opts({ now: Date.now() + 2 * MIN })).marked, [e], 'older than a minute: marked')
-  t.strictSame(whereIs(dir, e), ['garbage'])
+  t.equal(whereIs(dir, e), 'garbage')
 })
 
 t.test('embryos: a grace period shorter than a minute shortens the wait; 0s collects an unlocked one at once', async (t) => {
@@ -197,7 +199,7 @@ t.test('embryos: a grace period shorter than a minute shortens the wait; 0s coll
   const held = mkPod(dir, 'embryo')
   const holder = await holdLocks(t, dir, [held])
   t.strictSame(gc(dir, opts({ gracePeriodMs: 0 })).marked, [], 'a locked embryo is never touched')
-  t.strictSame(whereIs(dir, held), ['embryo'])
+  t.equal(whereIs(dir, held), 'embryo')
   await holder.kill()
 })
 
@@ -224,9 +226,9 @@ t.test('gc sweeps dead locks of pods that are gone', async (t) => {
   const gone = '0b8c1f0e-2a4d-4c4b-9a57-0d7c4b1e2f3a'
   const h = await holdLocks(t, dir, [gone])
   await h.kill()
-  t.ok(lockExists(lockDirOf(dir, gone)))
+  t.ok(lockExists(lockOf(dir, gone)))
   gc(dir, opts())
-  t.equal(lockExists(lockDirOf(dir, gone)), false)
+  t.equal(lockExists(lockOf(dir, gone)), false)
   t.equal(gc(dir, opts({ markOnly: true })).failed.length, 0)
 })
 
@@ -263,7 +265,7 @@ t.test('a garbage pod deleted by someone else during the pass is skipped, not a 
       },
     }),
   )
-  t.strictSame(whereIs(dir, g), [])
+  t.equal(whereIs(dir, g), undefined)
   t.strictSame(r.failed, [], 'no failure reported')
   t.notOk(r.deleted.includes(g), 'and not reported as deleted by this gc')
 })
@@ -279,7 +281,7 @@ t.test('removePod', async (t) => {
     t.equal(er.code, 'EBADSTATE')
     t.equal(er.exitCode, 4)
     t.match(`${er.message}\n${er.hint ?? ''}`, `podctl stop ${uuid.slice(0, 8)}`, 'says what to do: podctl stop')
-    t.strictSame(whereIs(dir, uuid), ['run'], 'nothing moved')
+    t.equal(whereIs(dir, uuid), 'run', 'nothing moved')
     t.equal(fs.readFileSync(path.join(dir, 'pods', 'run', uuid, 'marker'), 'utf8'), 'x')
     t.equal(isLocked(dir, uuid), true)
     await h.release()
@@ -299,7 +301,7 @@ t.test('removePod', async (t) => {
       const pod = podFromUUIDString(dir, uuids[i]!)
       t.equal(pod.state, state)
       t.throws(() => removePod(pod), { code: 'EBADSTATE', message: new RegExp(`is ${state}`), hint: /try again later/ }, state)
-      t.strictSame(whereIs(dir, uuids[i]!), [d], `${state}: nothing moved`)
+      t.equal(whereIs(dir, uuids[i]!), d, `${state}: nothing moved`)
     })
     await h.release()
   })
@@ -318,7 +320,7 @@ t.test('removePod', async (t) => {
       const pod = podFromUUIDString(dir, uuid)
       t.equal(pod.state, state)
       removePod(pod)
-      t.strictSame(whereIs(dir, uuid), [], `${state}: removed`)
+      t.equal(whereIs(dir, uuid), undefined, `${state}: removed`)
       t.equal(isLocked(dir, uuid), false, `${state}: its lock released`)
     }
     t.strictSame(fs.readdirSync(path.join(dir, 'locks')), [])

@@ -3,7 +3,7 @@
 // the property tests of the whole validator are in test/volume/manifest.ts.
 import t from 'tap'
 import { AppTypeMask, MAX_MANIFEST_BYTES, appType, manifestProblems, parseManifest, validateManifest, visitApps, type PodManifest } from '../../lib/pod/manifest.js'
-import { V, app, man, manifestChecks, vol, withVolume } from '../helpers/manifest-checks.js'
+import { app, man, manifestChecks, V, vol, withVolume } from '../helpers/manifest-checks.js'
 
 const { problems, ok } = manifestChecks(manifestProblems, validateManifest)
 

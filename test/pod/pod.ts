@@ -12,16 +12,9 @@ import { newPod, podFromUUIDString, normalizeUUIDArg, readUUIDFromFile, writeUUI
 import { createPod, preparePod } from '../../lib/pod/prepare.js'
 import { readRecord, writeRecord } from '../../lib/pod/record.js'
 import type { PodManifest } from '../../lib/pod/manifest.js'
-import {
-  dataDir,
-  holdLocks,
-  lockDirOf,
-  manifest,
-  mkPod,
-  probeLock,
-  whereIs,
-  lockExists,
-} from '../helpers/pod-util.js'
+import { lockExists, lockOf, manifest, mkPod, whereIs } from '../helpers/common.js'
+import { dataDir } from '../helpers/run-util.js'
+import { holdLocks, probeLock } from '../helpers/pod-util.js'
 
 type Op = 'toPreparing' | 'toPrepared' | 'toRun' | 'toExitedGarbage' | 'toGarbage' | 'remove'
 const OPS: readonly Op[] = ['toPreparing', 'toPrepared', 'toRun', 'toExitedGarbage', 'toGarbage', 'remove']
@@ -99,7 +92,7 @@ t.test('every transition from every cell of the state table (non-creator)', asyn
       } else {
         t.match((err as Error).message, before, `${name}: the message says the state`)
       }
-      t.strictSame(whereIs(dir, c.uuid), [c.dir], `${name}: nothing moved`)
+      t.equal(whereIs(dir, c.uuid), c.dir, `${name}: nothing moved`)
       t.equal(fs.readFileSync(path.join(dir, 'pods', c.dir, c.uuid, MARKER), 'utf8'), `${c.dir} ${c.op}`, `${name}: contents intact`)
       t.equal(pod.holdsLock, false, `${name}: the refused caller holds no lock`)
       t.equal(isLocked(dir, c.uuid), c.locked, `${name}: the lock is as it was`)
@@ -110,11 +103,11 @@ t.test('every transition from every cell of the state table (non-creator)', asyn
     } else {
       t.equal(err, undefined, `${name}: allowed`)
       if (expect.to === null) {
-        t.strictSame(whereIs(dir, c.uuid), [], `${name}: deleted`)
+        t.equal(whereIs(dir, c.uuid), undefined, `${name}: deleted`)
         t.equal(pod.removed, true)
-        t.equal(lockExists(lockDirOf(dir, c.uuid)), false, `${name}: and its lock released`)
+        t.equal(lockExists(lockOf(dir, c.uuid)), false, `${name}: and its lock released`)
       } else {
-        t.strictSame(whereIs(dir, c.uuid), [expect.to], `${name}: moved to ${expect.to}`)
+        t.equal(whereIs(dir, c.uuid), expect.to, `${name}: moved to ${expect.to}`)
         t.equal(pod.dir, expect.to)
         t.equal(pod.state, expect.state, `${name}: now ${expect.state}`)
         t.equal(pod.holdsLock, true, `${name}: the lock is held afterwards`)
@@ -135,7 +128,7 @@ t.test('newPod: embryo → prepare by the creator, locked', async (t) => {
   t.equal(pod.state, 'preparing')
   t.equal(pod.holdsLock, true)
   t.equal(pod.locked, true)
-  t.strictSame(whereIs(dir, pod.uuid), ['prepare'], 'in prepare/ only')
+  t.equal(whereIs(dir, pod.uuid), 'prepare', 'in prepare/ only')
   t.strictSame(fs.readdirSync(path.join(dir, 'pods', 'embryo')), [], 'no embryo left behind')
   t.match(pod.uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
   t.equal(isLocked(dir, pod.uuid), true)
@@ -169,9 +162,9 @@ t.test('the creator: prepare → prepared, unlocked', async (t) => {
   t.equal(pod.dir, 'prepared')
   t.equal(pod.state, 'prepared')
   t.equal(pod.holdsLock, false, 'toPrepared releases the lock')
-  t.strictSame(whereIs(dir, pod.uuid), ['prepared'])
+  t.equal(whereIs(dir, pod.uuid), 'prepared')
   t.equal(isLocked(dir, pod.uuid), false)
-  t.equal(lockExists(lockDirOf(dir, pod.uuid)), false)
+  t.equal(lockExists(lockOf(dir, pod.uuid)), false)
   t.throws(() => pod.toPrepared(), { code: 'EBADSTATE' }, 'not twice')
   t.throws(() => pod.toPreparing(), { code: 'EBADSTATE' })
 })
@@ -187,7 +180,7 @@ t.test('the creator: prepare → run, and the runner can do nothing else', async
   t.equal(podFromUUIDString(dir, pod.uuid).state, 'running')
   for (const op of OPS) {
     t.throws(() => apply(pod, op), { code: 'EBADSTATE' }, `the runner cannot ${op}`)
-    t.strictSame(whereIs(dir, pod.uuid), ['run'], `${op}: nothing moved`)
+    t.equal(whereIs(dir, pod.uuid), 'run', `${op}: nothing moved`)
     t.equal(pod.holdsLock, true, `${op}: still locked`)
   }
   pod.unlock()
@@ -201,7 +194,7 @@ t.test('the creator in prepare: what it may and may not do', async (t) => {
   for (const op of refused) {
     const pod = await newPod(dir)
     t.throws(() => apply(pod, op), { code: 'EBADSTATE' }, `the creator cannot ${op} from prepare`)
-    t.strictSame(whereIs(dir, pod.uuid), ['prepare'], `${op}: nothing moved`)
+    t.equal(whereIs(dir, pod.uuid), 'prepare', `${op}: nothing moved`)
     t.equal(pod.holdsLock, true, `${op}: the creator keeps its lock`)
     pod.close()
   }
@@ -209,9 +202,9 @@ t.test('the creator in prepare: what it may and may not do', async (t) => {
   const pod = await newPod(dir)
   pod.toGarbage()
   t.equal(pod.state, 'deleting')
-  t.strictSame(whereIs(dir, pod.uuid), ['garbage'])
+  t.equal(whereIs(dir, pod.uuid), 'garbage')
   pod.remove()
-  t.strictSame(whereIs(dir, pod.uuid), [])
+  t.equal(whereIs(dir, pod.uuid), undefined)
   t.equal(isLocked(dir, pod.uuid), false)
 })
 
@@ -233,7 +226,7 @@ t.test('a full life: prepared → run → exited → exited garbage → deleted'
   const rm = podFromUUIDString(dir, uuid)
   t.equal(rm.state, 'exited garbage')
   rm.remove()
-  t.strictSame(whereIs(dir, uuid), [])
+  t.equal(whereIs(dir, uuid), undefined)
   t.strictSame(fs.readdirSync(path.join(dir, 'locks')), [], 'no lock left behind')
   t.throws(() => podFromUUIDString(dir, uuid), { code: 'ENOPOD' })
 })
@@ -253,7 +246,7 @@ t.test('a pod another process locked after we looked: ECHANGED, nothing moved', 
     t.equal(pod.locked, false)
     const holder = await holdLocks(t, dir, [uuid])
     t.throws(() => apply(pod, op), { code: 'ECHANGED', message: /changed state/ }, `${d} ${op}`)
-    t.strictSame(whereIs(dir, uuid), [d], `${d} ${op}: nothing moved`)
+    t.equal(whereIs(dir, uuid), d, `${d} ${op}: nothing moved`)
     t.equal(pod.holdsLock, false)
     await holder.release()
   }
@@ -272,9 +265,9 @@ t.test('a pod another Pod moved after we looked: ECHANGED, never a second transi
     const winner = podFromUUIDString(dir, uuid)
     apply(winner, op)
     winner.close()
-    t.strictSame(whereIs(dir, uuid), [to], `${d} ${op}: the winner moved it`)
+    t.equal(whereIs(dir, uuid), to, `${d} ${op}: the winner moved it`)
     t.throws(() => apply(stale, op), { code: 'ECHANGED', message: /changed state/ }, `${d} ${op}: the loser gets ECHANGED`)
-    t.strictSame(whereIs(dir, uuid), [to], `${d} ${op}: and moves nothing`)
+    t.equal(whereIs(dir, uuid), to, `${d} ${op}: and moves nothing`)
     stale.close()
     t.equal(isLocked(dir, uuid), false, `${d} ${op}: close() releases what the loser took`)
   }
@@ -286,7 +279,7 @@ t.test('remove of a pod another Pod already deleted: ECHANGED', async (t) => {
     const uuid = mkPod(dir, d)
     const stale = podFromUUIDString(dir, uuid)
     podFromUUIDString(dir, uuid).remove()
-    t.strictSame(whereIs(dir, uuid), [])
+    t.equal(whereIs(dir, uuid), undefined)
     let err: unknown
     try {
       stale.remove()
@@ -304,7 +297,7 @@ t.test('transitions refresh nothing: a pod moved by hand is a lost race', async 
   const pod = podFromUUIDString(dir, uuid)
   fs.renameSync(path.join(dir, 'pods', 'prepared', uuid), path.join(dir, 'pods', 'garbage', uuid))
   t.throws(() => pod.toRun(), { code: 'ECHANGED', message: /no longer in prepared/ })
-  t.strictSame(whereIs(dir, uuid), ['garbage'])
+  t.equal(whereIs(dir, uuid), 'garbage')
   pod.close()
   pod.refresh()
   t.equal(pod.dir, 'garbage', 'refresh() finds it')

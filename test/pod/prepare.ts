@@ -6,7 +6,8 @@ import path from 'node:path'
 import { appRoot, checkExecs, createPod, execProblems, preparePod } from '../../lib/pod/prepare.js'
 import type { PodManifest } from '../../lib/pod/manifest.js'
 import { POD_DIRS } from '../../lib/pod/layout.js'
-import { dataDir, manifest } from '../helpers/pod-util.js'
+import { manifest } from '../helpers/common.js'
+import { dataDir } from '../helpers/run-util.js'
 
 const m = (exec: string[]): PodManifest => manifest({ apps: [{ name: 'a', exec }] }) as PodManifest
 

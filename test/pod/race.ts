@@ -7,19 +7,9 @@ import fs from 'node:fs'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { createPod, preparePod } from '../../lib/pod/prepare.js'
 import type { PodManifest } from '../../lib/pod/manifest.js'
-import {
-  GC_ONCE,
-  dataDir,
-  endAll,
-  holdLocks,
-  manifest,
-  mkPod,
-  pool,
-  race,
-  spawnNode,
-  whereIs,
-  type Outcome,
-} from '../helpers/pod-util.js'
+import { manifest, mkPod, whereIs } from '../helpers/common.js'
+import { dataDir } from '../helpers/run-util.js'
+import { endAll, GC_ONCE, holdLocks, type Outcome, pool, race, spawnNode } from '../helpers/pod-util.js'
 
 const N = 8
 const ROUNDS = 5
@@ -78,7 +68,7 @@ t.test(`${N} processes run one prepared pod`, async (t) => {
       outcomes = await p.race(dir, uuid, 'toRun', after(r))
     }
     judge(t, round, outcomes, { ok: true, state: 'running', dir: 'run' })
-    t.strictSame(whereIs(dir, uuid), ['run'], `${round}: the pod is in run/ only`)
+    t.equal(whereIs(dir, uuid), 'run', `${round}: the pod is in run/ only`)
     if (mode === 'hold') {
       t.equal(podFromUUIDString(dir, uuid).state, 'running', `${round}: running while the winner holds it`)
       await p.release()
@@ -103,7 +93,7 @@ t.test(`${N} processes mark and remove one exited pod`, async (t) => {
       outcomes = await p.race(dir, uuid, 'toExitedGarbage+remove', after(r))
     }
     judge(t, round, outcomes, { ok: true, removed: true })
-    t.strictSame(whereIs(dir, uuid), [], `${round}: the pod is gone`)
+    t.equal(whereIs(dir, uuid), undefined, `${round}: the pod is gone`)
     t.throws(() => podFromUUIDString(dir, uuid), { code: 'ENOPOD' })
     await p.release()
   }
@@ -125,7 +115,7 @@ t.test(`${N} processes mark one prepared pod as garbage`, async (t) => {
       outcomes = await p.race(dir, uuid, 'toGarbage', after(r))
     }
     judge(t, round, outcomes, { ok: true, state: 'deleting', dir: 'garbage' })
-    t.strictSame(whereIs(dir, uuid), ['garbage'], `${round}: the pod is in garbage/ only`)
+    t.equal(whereIs(dir, uuid), 'garbage', `${round}: the pod is in garbage/ only`)
     if (mode === 'hold') {
       t.equal(podFromUUIDString(dir, uuid).state, 'deleting', `${round}: deleting while the winner holds it`)
       await p.release()
@@ -142,7 +132,7 @@ t.test(`${N} processes mark one aborted prepare as garbage and remove it`, async
     t.equal(podFromUUIDString(dir, pod.uuid).state, 'aborted prepare')
     const outcomes = await p.race(dir, pod.uuid, 'toGarbage+remove', after(r))
     judge(t, `round ${r}`, outcomes, { ok: true, removed: true })
-    t.strictSame(whereIs(dir, pod.uuid), [], `round ${r}: gone`)
+    t.equal(whereIs(dir, pod.uuid), undefined, `round ${r}: gone`)
     await p.release()
   }
 })
@@ -153,7 +143,7 @@ t.test(`${N} processes remove one garbage pod`, async (t) => {
     const uuid = mkPod(dir, 'garbage', { 'pod.json': '{}' })
     const outcomes = await p.race(dir, uuid, 'remove', 'release')
     t.strictSame(outcomes.filter((o) => o.crash), [], `round ${r}: nobody crashed`)
-    t.strictSame(whereIs(dir, uuid), [], `round ${r}: the pod is gone`)
+    t.equal(whereIs(dir, uuid), undefined, `round ${r}: the pod is gone`)
     t.equal(outcomes.filter((o) => o.ok).length, 1, `round ${r}: exactly one process removed it`)
   }
 })
@@ -177,7 +167,7 @@ t.test('3 concurrent gc processes over 60 exited pods', async (t) => {
   t.strictSame(gcs.map((g) => g.stderr()), ['', '', ''], 'nothing on stderr')
   const deleted = results.flatMap((r) => r.deleted)
   t.strictSame([...deleted].sort(), [...uuids].sort(), 'every pod deleted exactly once over the three')
-  for (const u of uuids) t.strictSame(whereIs(dir, u), [], `${u.slice(0, 8)} is gone`)
+  for (const u of uuids) t.equal(whereIs(dir, u), undefined, `${u.slice(0, 8)} is gone`)
 })
 
 t.test('the contenders exit 0', async (t) => {

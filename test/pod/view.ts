@@ -5,7 +5,9 @@ import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { preparePod } from '../../lib/pod/prepare.js'
 import { readRecord, writeRecord } from '../../lib/pod/record.js'
 import type { PodManifest } from '../../lib/pod/manifest.js'
-import { dataDir, holdLocks, manifest, mkPod } from '../helpers/pod-util.js'
+import { manifest, mkPod } from '../helpers/common.js'
+import { dataDir } from '../helpers/run-util.js'
+import { holdLocks } from '../helpers/pod-util.js'
 
 const KEYS = ['uuid', 'name', 'state', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'exit_code', 'labels', 'annotations', 'apps']
 const APP_KEYS = ['name', 'type', 'state', 'pid', 'started_at', 'finished_at', 'exit_code']

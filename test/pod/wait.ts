@@ -4,7 +4,9 @@ import t from 'tap'
 import { waitFinished, waitReady } from '../../lib/pod/wait.js'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { readRecord, writeRecord, emptyRecord } from '../../lib/pod/record.js'
-import { dataDir, holdLocks, mkPod } from '../helpers/pod-util.js'
+import { mkPod } from '../helpers/common.js'
+import { dataDir } from '../helpers/run-util.js'
+import { holdLocks } from '../helpers/pod-util.js'
 
 t.test('waitFinished returns once the supervisor dies', async (t) => {
   const dir = dataDir(t)

@@ -9,7 +9,9 @@ import { POD_DIRS, type PodDir } from '../../lib/pod/layout.js'
 import { isLocked } from '../../lib/pod/locks.js'
 import { podFromUUIDString, type Pod } from '../../lib/pod/pod.js'
 import { Include, listPods, walkPods, type InvalidEntry } from '../../lib/pod/walk.js'
-import { MOVER, dataDir, holdLocks, mkPod, spawnNode } from '../helpers/pod-util.js'
+import { mkPod } from '../helpers/common.js'
+import { dataDir } from '../helpers/run-util.js'
+import { holdLocks, MOVER, spawnNode } from '../helpers/pod-util.js'
 
 const MASKS = ['embryo', 'prepare', 'prepared', 'run', 'exitedGarbage', 'garbage', 'most', 'all'] as const
 type MaskName = (typeof MASKS)[number]

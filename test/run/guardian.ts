@@ -5,7 +5,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import type { Socket } from 'node:net'
 import { GUARDIAN_FD, guardedSpawnArgs } from '../../lib/run/guardian.js'
-import { alive, appMembers, groupMembers, guardianOf, pollUntil, procStat, type Test } from '../helpers/run-util.js'
+import { pollUntil, type Test } from '../helpers/common.js'
+import { alive, appMembers, groupMembers, guardianOf, procStat } from '../helpers/run-util.js'
 
 /** Starts `sh -c script` as the supervisor does: its own group, under a guardian. Killed at teardown. */
 const guarded = (t: Test, script: string): { child: ChildProcess; pipe: Socket; output: () => string } => {

@@ -7,7 +7,8 @@ import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { createPod } from '../../lib/pod/prepare.js'
 import { writeRecord } from '../../lib/pod/record.js'
 import { reapOrphans } from '../../lib/pod/reap.js'
-import { alive, groupMembers, pollUntil, procStat, type Test } from '../helpers/run-util.js'
+import { pollUntil, type Test } from '../helpers/common.js'
+import { alive, groupMembers, procStat } from '../helpers/run-util.js'
 
 const manifest: PodManifest = { apiVersion: API_VERSION, apps: [{ name: 'app', exec: ['sleep', '1000'] }] }
 

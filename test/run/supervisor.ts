@@ -10,7 +10,8 @@ import { addApp, removeApp, startApp, stopApp } from '../../lib/run/apps.js'
 import { logFiles } from '../../lib/run/log-writer.js'
 import { killGroup } from '../../lib/proc/signal.js'
 import { Supervisor, signalExitCode, type OutputSink } from '../../lib/run/supervisor.js'
-import { alive, dataDir, pollUntil, processesOfPods, type Test } from '../helpers/run-util.js'
+import { pollUntil, type Test } from '../helpers/common.js'
+import { alive, dataDir, processesOfPods } from '../helpers/run-util.js'
 
 const sh = (script: string): string[] => ['/bin/sh', '-c', script]
 

@@ -9,7 +9,8 @@ import { OperationExecutor } from '../../lib/volume/executor.js'
 import { opLockPath } from '../../lib/volume/layout.js'
 import { acquireVolumeLock } from '../../lib/volume/locking.js'
 import { readVolumeState, recordedVolumes } from '../../lib/volume/state.js'
-import { actor, listTree, lockedPod, volumeManifest } from '../helpers/volume-util.js'
+import { listTree } from '../helpers/common.js'
+import { actor, lockedPod, volumeManifest } from '../helpers/volume-util.js'
 
 const emptyVolume = { name: 'data', kind: 'empty' as const }
 const points = [{ link: 'apps/app/data', target: '../../volumes/data' }]

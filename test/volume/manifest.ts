@@ -5,7 +5,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { PodctlError } from '../../lib/errors.js'
 import { podManifestProblems, projectedPathProblem, validatePodManifest } from '../../lib/volume/manifest.js'
-import { V, app, man, manifestChecks, vol, withVolume } from '../helpers/manifest-checks.js'
+import { app, man, manifestChecks, V, vol, withVolume } from '../helpers/manifest-checks.js'
 
 const { problems, ok } = manifestChecks(podManifestProblems, validatePodManifest)
 const manifestProblems = podManifestProblems
@@ -33,7 +33,7 @@ t.test('unknown fields of volumes are errors, by kind', async (t) => {
   problems(
     t,
     man({ volumes: [vol({ kind: 'persistent', claim: 'c', files: {} })] }),
-    [['volumes[0].files', 'unknown field (allowed: name, kind, claim, readOnly, accessMode)']],
+    [['volumes[0].files', 'unknown field (allowed: name, kind, claim, readOnly, accessMode, class, size)']],
     'persistent volume',
   )
   problems(

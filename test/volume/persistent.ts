@@ -19,7 +19,8 @@ import {
   sweepVolumesDir,
 } from '../../lib/volume/persistent.js'
 import { pvDataDir, pvDir } from '../../lib/volume/layout.js'
-import { actor, listTree, volumeManifest } from '../helpers/volume-util.js'
+import { listTree } from '../helpers/common.js'
+import { actor, volumeManifest } from '../helpers/volume-util.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
 

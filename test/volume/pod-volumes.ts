@@ -16,7 +16,8 @@ import { filesPlugin } from '../../lib/volume/plugins/files.js'
 import { hostPlugin } from '../../lib/volume/plugins/host.js'
 import { persistentPlugin } from '../../lib/volume/plugins/persistent.js'
 import type { VolumeSpec } from '../../lib/volume/types.js'
-import { listTree, lockedPod, snapshot } from '../helpers/volume-util.js'
+import { listTree, snapshot } from '../helpers/common.js'
+import { lockedPod } from '../helpers/volume-util.js'
 
 const everyKind = (host: string): PodManifest => ({
   apiVersion: 'podctl/v1',
@@ -46,7 +47,7 @@ const everyKind = (host: string): PodManifest => ({
 t.test('prepare-time checks: host sources and persistent volumes must exist', async (t) => {
   const dir = t.testdir({ host: {} })
   const m = everyKind(path.join(dir, 'host'))
-  t.same(volumeSourceProblems(dir, m), [{ path: 'volumes[3].claim', problem: 'no persistent volume named "db"; create it: podctl volume create db' }])
+  t.same(volumeSourceProblems(dir, m), [{ path: 'volumes[3].claim', problem: 'no volume claim or persistent volume named "db"; create one: podctl volume claim create db --class CLASS --size SIZE, or podctl volume create db' }])
   createVolume(dir, 'db')
   t.same(volumeSourceProblems(dir, m), [])
   const gone = everyKind(path.join(dir, 'nope'))
