@@ -104,3 +104,12 @@ export const errnoCode = (er: unknown): string | undefined =>
   er !== null && typeof er === 'object' && 'code' in er && typeof er.code === 'string'
     ? er.code
     : undefined
+
+/**
+ * Text from outside (a file's bytes quoted in a parser's message, a reason
+ * read from a pod) as one printable line: control characters become
+ * escapes, so that it cannot break a key=value line or drive a terminal.
+ */
+export const oneLine = (text: string): string =>
+  // eslint-disable-next-line no-control-regex
+  text.replace(/[\x00-\x1f\x7f]/g, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`))

@@ -9,7 +9,7 @@
  * which callers that make pods pass in as `rules`.
  */
 import path from 'node:path'
-import { PodctlError } from '../errors.js'
+import { PodctlError, oneLine } from '../errors.js'
 import { MAX_MANIFEST_BYTES } from '../fs/read.js'
 import { ID_NAME_RE } from '../proc/users.js'
 
@@ -336,7 +336,7 @@ export const parseManifestJson = (text: string): unknown => {
   try {
     return JSON.parse(text)
   } catch (er) {
-    throw new PodctlError('EUSAGE', `invalid manifest: not valid JSON: ${(er as Error).message}`, 'see Documentation/manifest.md for the format')
+    throw new PodctlError('EUSAGE', `invalid manifest: not valid JSON: ${oneLine((er as Error).message)}`, 'see Documentation/manifest.md for the format')
   }
 }
 

@@ -10,6 +10,7 @@ import path from 'node:path'
 import { writeFileAtomic } from '../fs/atomic.js'
 import { DIR_MODE } from '../fs/modes.js'
 import { readOwnText } from '../fs/read.js'
+import { removeTree } from '../fs/remove-tree.js'
 
 /** A request is a line of JSON; anything larger is not one of podctl's. */
 const MAX_REQUEST_BYTES = 4096
@@ -38,6 +39,23 @@ export const writeRequest = (podPath: string, req: AppRequest): void => {
   writeFileAtomic(dir, name, JSON.stringify(req))
 }
 
+/**
+ * Deletes a request. Whoever can write the pod's directory can put
+ * anything here, say a directory: that goes too (never followed), and what
+ * cannot go stays; neither may end the supervisor, and with it the pod.
+ */
+const discard = (p: string): void => {
+  try {
+    fs.unlinkSync(p)
+  } catch {
+    try {
+      removeTree(p)
+    } catch {
+      // left for the pod's removal
+    }
+  }
+}
+
 /** Takes (reads and deletes) the pending requests, oldest first. */
 export const takeRequests = (podPath: string): AppRequest[] => {
   const dir = requestsDir(podPath)
@@ -56,7 +74,7 @@ export const takeRequests = (podPath: string): AppRequest[] => {
     } catch {
       // a damaged request is dropped
     }
-    fs.rmSync(p, { force: true })
+    discard(p)
   }
   return out
 }

@@ -50,6 +50,9 @@ const pad = (n: number, w = 2): string => String(n).padStart(w, '0')
 const stamp = (d = new Date()): string =>
   `${d.getUTCFullYear()}_${pad(d.getUTCMonth() + 1)}_${pad(d.getUTCDate())}_${pad(d.getUTCHours())}_${pad(d.getUTCMinutes())}_${pad(d.getUTCSeconds())}`
 
+/** How long a timestamped directory's name is: "..<stamp>." and mkdtemp's six characters. */
+export const TS_DIR_NAME_BYTES = `..${stamp()}.XXXXXX`.length
+
 /** Problems of a payload: each path as the manifest's files allow, no file that is also a directory. */
 export const payloadProblems = (paths: Iterable<string>): { path: string; problem: string }[] => {
   const out: { path: string; problem: string }[] = []

@@ -9,8 +9,9 @@ import path from 'node:path'
 import { PodctlError, bug } from '../errors.js'
 import { MAX_MANIFEST_BYTES, readOwnText } from '../fs/read.js'
 import { tryLockAt } from '../lock/lock.js'
-import { formatProblems, type ManifestProblem, type PodManifest } from '../pod/manifest.js'
+import { formatProblems, nameLengthProblem, type ManifestProblem, type PodManifest } from '../pod/manifest.js'
 import { MANIFEST_FILE } from '../pod/record.js'
+import { TS_DIR_NAME_BYTES } from './atomic-writer.js'
 import { OperationExecutor, type OperationOptions } from './executor.js'
 import { mountPoints, planMounts, setUpOrder } from './plan.js'
 import { ensureClaimsBound, type EnsureBoundOptions } from './binder.js'
@@ -40,6 +41,12 @@ export const volumeSourceProblems = (dataDir: string, m: PodManifest): ManifestP
     if (v.kind === 'host' && !fs.existsSync(v.source)) {
       out.push({ path: `volumes[${i}].source`, problem: `${JSON.stringify(v.source)} does not exist on this host` })
     }
+    if (v.kind === 'files') {
+      for (const key of Object.keys(v.files)) {
+        const problem = nameLengthProblem(longestFilePath(dataDir, v.name, key))
+        if (problem !== undefined) out.push({ path: `volumes[${i}].files[${JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key)}]`, problem: `in the pod, its path ${problem}` })
+      }
+    }
     if (v.kind === 'persistent') {
       // A claim object, or one the manifest makes at prepare (class, size), is checked when the pod runs.
       if (v.class !== undefined || v.size !== undefined || findClaim(dataDir, v.claim) !== undefined) return
@@ -58,6 +65,14 @@ export const volumeSourceProblems = (dataDir: string, m: PodManifest): ManifestP
   })
   return out
 }
+
+/**
+ * The longest path a files volume's key gets in a pod: in its longest state
+ * dir, under the atomic writer's timestamped directory. The key alone may
+ * fit the limits and this not, with a deep data dir.
+ */
+const longestFilePath = (dataDir: string, volume: string, key: string): string =>
+  path.join(path.resolve(dataDir), 'pods', 'exited-garbage', '0'.repeat(36), POD_VOLUMES, volume, 'x'.repeat(TS_DIR_NAME_BYTES), key)
 
 /** Throws EUSAGE ("invalid manifest: volumes[0].source: ...") for volumeSourceProblems. */
 export const checkVolumeSources = (dataDir: string, m: PodManifest): void => {

@@ -1,5 +1,6 @@
 // Black-box tests of mutable pods: `podctl app ...` (issue 3 part 3, CONTRACT §3-5): spawns bin/podctl.
 import t from 'tap'
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
@@ -12,6 +13,11 @@ const sandbox = async (t: Test, dir: string): Promise<string> => {
   t.equal(r.status, 0, 'app sandbox --detach exits 0', { stderr: r.stderr })
   t.match(r.stdout, /^[0-9a-f-]{36}\n$/, 'and prints only the UUID')
   return r.stdout.trim()
+}
+
+const spawnSyncOk = (cmd: string, args: string[]): void => {
+  const r = spawnSync(cmd, args)
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${String(r.stderr)}`)
 }
 
 const ok = async (t: Test, dir: string, args: string[]): Promise<string> => {
@@ -162,4 +168,30 @@ t.test('app add and app rm on a prepared mutable pod show in app list and status
   t.equal((await podctlAsync(t, dir, ['app', 'status', uuid, 'extra'])).status, 0, 'app status finds it')
   t.equal((await podctlAsync(t, dir, ['app', 'rm', uuid, 'extra'])).status, 0)
   t.strictSame(await names(), ['base'], 'and no longer after app rm')
+})
+
+t.test('what someone else plants among the requests never ends the pod, and goes', async (t) => {
+  const dir = dataDir(t)
+  const uuid = await sandbox(t, dir)
+  const supervisor = (await podctlJson(t, dir, ['status', uuid, '--format', 'json'])).pid as number
+  const requests = path.join(dir, 'pods', 'run', uuid, 'requests')
+  fs.mkdirSync(requests, { recursive: true })
+  const outside = path.join(path.dirname(dir), 'outside')
+  fs.mkdirSync(outside)
+  fs.writeFileSync(path.join(outside, 'victim.txt'), 'precious')
+  // Made aside and renamed in: the supervisor may take each the moment it appears.
+  const stage = path.join(path.dirname(dir), 'stage')
+  fs.mkdirSync(path.join(stage, '000-dir.json'), { recursive: true })
+  fs.writeFileSync(path.join(stage, '000-dir.json', 'inside'), 'x')
+  fs.symlinkSync(path.join(outside, 'victim.txt'), path.join(stage, '001-link.json'))
+  fs.symlinkSync(outside, path.join(stage, '002-dirlink.json'))
+  spawnSyncOk('mkfifo', [path.join(stage, '003-fifo.json')])
+  fs.writeFileSync(path.join(stage, '004-garbage.json'), '{"op":')
+  for (const n of fs.readdirSync(stage)) fs.renameSync(path.join(stage, n), path.join(requests, n))
+  await ok(t, dir, ['app', 'add', uuid, '--name', 'worker', '--', 'sleep', '1000'])
+  await ok(t, dir, ['app', 'start', uuid, 'worker'])
+  t.equal((await podctlJson(t, dir, ['app', 'status', uuid, 'worker', '--format', 'json'])).state, 'running', 'a real request is still served')
+  t.ok(alive(supervisor), 'the supervisor lives on')
+  await pollUntil('the planted entries to be gone', () => fs.readdirSync(requests).length === 0)
+  t.equal(fs.readFileSync(path.join(outside, 'victim.txt'), 'utf8'), 'precious', 'nothing behind a link was touched')
 })

@@ -100,6 +100,8 @@ t.test('names over NAME_MAX and paths over PATH_MAX: refused at prepare (2)', as
   const long = 'n'.repeat(300)
   const cases: [string, object][] = [
     ['a files volume key', { volumes: [{ name: 'cfg', kind: 'files', files: { [`d/${long}`]: { content: 'x' } } }], apps: [{ name: 'a', exec: ['true'], mounts: [{ volume: 'cfg', path: '/cfg' }] }] }],
+    // Each part and the key fit; below the data dir, in the pod, the path does not.
+    ['a files volume key in the pod', { volumes: [{ name: 'cfg', kind: 'files', files: { [Array(20).fill('d'.repeat(200)).join('/')]: { content: 'x' } } }], apps: [{ name: 'a', exec: ['true'], mounts: [{ volume: 'cfg', path: '/cfg' }] }] }],
     ['a mount path', { volumes: [{ name: 'v', kind: 'empty' }], apps: [{ name: 'a', exec: ['true'], mounts: [{ volume: 'v', path: `/${'p/'.repeat(2100)}x` }] }] }],
     ['a part of a mount path', { volumes: [{ name: 'v', kind: 'empty' }], apps: [{ name: 'a', exec: ['true'], mounts: [{ volume: 'v', path: `/${long}` }] }] }],
     ['a working directory', { apps: [{ name: 'a', exec: ['true'], workingDirectory: `/${long}` }] }],
@@ -110,5 +112,6 @@ t.test('names over NAME_MAX and paths over PATH_MAX: refused at prepare (2)', as
     const r = podctl(dir, ['prepare', '--manifest', file])
     t.equal(r.status, 2, `${what}: exit 2`)
     t.match(r.stderr, /(a file name is at most 255 bytes|a path is at most 4095 bytes)/, what)
+    t.equal(fs.existsSync(path.join(dir, 'pods')) ? fs.readdirSync(path.join(dir, 'pods', 'prepared')).length : 0, 0, `${what}: no pod`)
   }
 })

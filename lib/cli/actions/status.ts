@@ -1,5 +1,5 @@
 /** What `podctl status` does: wait if asked, then print one pod. */
-import { PodctlError } from '../../errors.js'
+import { PodctlError, oneLine } from '../../errors.js'
 import { parseDuration, parseNonNegativeDuration } from '../../duration.js'
 import { podFromUUIDString } from '../../pod/pod.js'
 import { reapOrphans } from '../../pod/reap.js'
@@ -15,8 +15,8 @@ import { isJson, toJson } from '../output.js'
 /** rkt-style key=value lines; keys with no value yet are left out. */
 export const statusLines = (v: PodView & { volumes?: VolumeView[] }): string => {
   const lines = [`state=${v.state}`]
-  if (v.damaged !== undefined) lines.push(`damaged=${v.damaged}`)
-  if (v.failure !== undefined) lines.push(`failure=${v.failure}`)
+  if (v.damaged !== undefined) lines.push(`damaged=${oneLine(v.damaged)}`)
+  if (v.failure !== undefined) lines.push(`failure=${oneLine(v.failure)}`)
   if (v.created_at) lines.push(`created=${v.created_at}`)
   if (v.started_at) lines.push(`started=${v.started_at}`)
   if (v.pid !== null) lines.push(`pid=${v.pid}`)
