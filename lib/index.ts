@@ -73,3 +73,11 @@ export { validatePodManifest, parsePodManifest, podManifestProblems, volumeRules
 export { prepareNewPod, startNewPod, type NewPodOptions } from './run/new-pod.js'
 export { podVolumeViews, withVolumes, type VolumeView } from './volume/view.js'
 export type { VolumePlugin, VolumeSpec, Mounter, Unmounter, Metrics, VolumeStateRecord } from './volume/types.js'
+
+// Claims, classes and the controller (CONTRACT §8).
+export { createClass, readClass, listClasses, removeClass, type VolumeClass } from './volume/classes.js'
+export { createClaim, readClaim, listClaims, type VolumeClaim } from './volume/claims.js'
+export { syncClaim, removeClaim, reclaimVolume, type BinderOptions } from './volume/binder.js'
+export { IgnoredError, localProvisioner, execProvisioner, type Provisioner, type ProvisioningState } from './volume/provisioner.js'
+export { controllerLive, readLease, type Lease } from './volume/lease.js'
+export { ProvisionController, type ControllerOptions } from './controller/controller.js'

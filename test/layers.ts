@@ -17,8 +17,9 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   pod: ['base', 'fs', 'proc', 'lock'],
   volume: ['base', 'fs', 'proc', 'lock', 'pod'],
   run: ['base', 'fs', 'proc', 'lock', 'pod', 'volume'],
-  cli: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'run'],
-  library: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'run'], // lib/index.ts
+  controller: ['base', 'fs', 'proc', 'lock', 'pod', 'volume'],
+  cli: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'run', 'controller'],
+  library: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'run', 'controller'], // lib/index.ts
   build: [], // lib/build/: the bundler and its shims
 }
 

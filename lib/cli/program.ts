@@ -10,6 +10,7 @@ import { Command } from 'commander'
 import type { CommandSpec } from './command-spec.js'
 import { app } from './commands/app.js'
 import { catManifest } from './commands/cat-manifest.js'
+import { controller } from './commands/controller.js'
 import { gc } from './commands/gc.js'
 import { list } from './commands/list.js'
 import { logs } from './commands/logs.js'
@@ -26,7 +27,7 @@ import { addGlobalOptions, parseDurations } from './options.js'
 import { podctlVersion } from './version-info.js'
 
 /** In the order `podctl --help` lists them. */
-const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, stop, logs, rm, gc, app, catManifest, volume, version]
+const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, stop, logs, rm, gc, app, catManifest, volume, controller, version]
 
 /** Builds the program. exitOverride and the output settings are set before the commands, which copy them. */
 export const buildProgram = (ctx: Context): Command => {

@@ -17,6 +17,8 @@ export interface DetachJob {
   /** ... or a prepared pod (podctl run-prepared --detach). */
   uuid?: string
   uuidFileSave?: string
+  /** How long to wait for a controller to bind the pod's claims (--timeout). */
+  claimTimeoutMs?: number
 }
 
 export type DetachReply =

@@ -8,13 +8,15 @@
 import type { PodManifest } from '../pod/manifest.js'
 import { checkUUIDFileSave, writeUUIDToFile, type Pod } from '../pod/pod.js'
 import { createPod, discard } from '../pod/prepare.js'
-import { createManifestClaims } from '../volume/binder.js'
+import { createManifestClaims, type EnsureBoundOptions } from '../volume/binder.js'
 import { checkVolumeSources, setUpPodVolumes, tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { checkOpenFiles } from './budget.js'
 
 export interface NewPodOptions {
   /** Also write the UUID here (--uuid-file-save). */
   uuidFileSave?: string | undefined
+  /** Waiting for the pod's claims to be bound (a live controller binds them). */
+  claims?: EnsureBoundOptions
 }
 
 /** Creates the pod, runs `finish` on it, and deletes it again (volumes torn down) if either fails. */
@@ -43,6 +45,6 @@ export const prepareNewPod = (dataDir: string, manifest: PodManifest, opts: NewP
 export const startNewPod = (dataDir: string, manifest: PodManifest, opts: NewPodOptions = {}): Promise<Pod> =>
   create(dataDir, manifest, opts, (pod) => {
     checkOpenFiles(manifest)
-    setUpPodVolumes(pod, manifest)
+    setUpPodVolumes(pod, manifest, undefined, undefined, opts.claims)
     pod.toRun()
   })

@@ -2,6 +2,7 @@
 import { PodChangedStateError } from '../errors.js'
 import type { PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
+import type { EnsureBoundOptions } from '../volume/binder.js'
 import { setUpPodVolumes } from '../volume/pod-volumes.js'
 import { checkOpenFiles } from './budget.js'
 
@@ -10,7 +11,7 @@ import { checkOpenFiles } from './budget.js'
  * The loser of a race (the pod is being run by another process, or is
  * gone) gets a PodChangedStateError saying so.
  */
-export const startPrepared = (pod: Pod): { pod: Pod; manifest: PodManifest } => {
+export const startPrepared = (pod: Pod, claims: EnsureBoundOptions = {}): { pod: Pod; manifest: PodManifest } => {
   // The lock comes first: before it the pod may be run or removed by
   // someone else, after it the pod (and its manifest) is ours.
   let manifest: PodManifest | undefined
@@ -21,7 +22,7 @@ export const startPrepared = (pod: Pod): { pod: Pod; manifest: PodManifest } => 
     if (pod.dir === 'prepared' && !pod.tryExclusiveLock()) throw new PodChangedStateError(pod.uuid)
     // Volumes are set up before the pod runs, so that a refused claim
     // (exit 4) leaves the pod prepared (lib/volume/pod-volumes.ts).
-    if (pod.holdsLock) manifest = setUpVolumes(pod)
+    if (pod.holdsLock) manifest = setUpVolumes(pod, claims)
     pod.toRun()
   } catch (er) {
     if (er instanceof PodChangedStateError) {
@@ -33,11 +34,11 @@ export const startPrepared = (pod: Pod): { pod: Pod; manifest: PodManifest } => 
 }
 
 /** Sets up the volumes of a pod this process holds locked; unlocks it if that fails. */
-const setUpVolumes = (pod: Pod): PodManifest => {
+const setUpVolumes = (pod: Pod, claims: EnsureBoundOptions): PodManifest => {
   try {
     const { manifest } = pod.podManifest()
     checkOpenFiles(manifest)
-    setUpPodVolumes(pod, manifest)
+    setUpPodVolumes(pod, manifest, undefined, undefined, claims)
     return manifest
   } catch (er) {
     pod.unlock()

@@ -31,10 +31,11 @@ const reply = (r: DetachReply): Promise<void> => new Promise((resolve) => chan.e
 
 const start = async (job: DetachJob): Promise<{ pod: Pod; manifest: PodManifest }> => {
   if (job.manifest) {
-    const pod = await startNewPod(job.dataDir, job.manifest, { uuidFileSave: job.uuidFileSave })
+    const claims = { ...(job.claimTimeoutMs !== undefined ? { timeoutMs: job.claimTimeoutMs } : {}) }
+    const pod = await startNewPod(job.dataDir, job.manifest, { uuidFileSave: job.uuidFileSave, claims })
     return { pod, manifest: job.manifest }
   }
-  return startPrepared(podFromUUIDString(job.dataDir, job.uuid!))
+  return startPrepared(podFromUUIDString(job.dataDir, job.uuid!), job.claimTimeoutMs !== undefined ? { timeoutMs: job.claimTimeoutMs } : {})
 }
 
 const main = async (): Promise<number> => {

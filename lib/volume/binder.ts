@@ -13,7 +13,6 @@
  */
 import os from 'node:os'
 import { PodctlError, isPodctlError } from '../errors.js'
-import { lockHeldAt } from '../lock/lock.js'
 import type { PodManifest } from '../pod/manifest.js'
 import { isoTime } from '../pod/record.js'
 import { Include, listPods } from '../pod/walk.js'
@@ -21,7 +20,7 @@ import { sleepSync } from '../poll.js'
 import { parseBytes } from './bytes.js'
 import { readClass, type VolumeClass } from './classes.js'
 import { CLAIM, createClaim, findClaim, readClaim, saveClaim, withClaimLock, type VolumeClaim } from './claims.js'
-import { controllerLeaseLock } from './layout.js'
+import { controllerLive } from './lease.js'
 import { removeObject } from './objects.js'
 import { bindStaticVolume, createVolume, listVolumes, markReleased, reclaimReleased, type PvRecord, type ReclaimOutcome } from './persistent.js'
 import { IgnoredError, provisionerOf, type ProvisionRequest, type Provisioner } from './provisioner.js'
@@ -163,9 +162,6 @@ const provision = (dataDir: string, claim: VolumeClaim, opts: BinderOptions): Sy
   }
   return { claim: bound(dataDir, c, v, `successfully provisioned volume ${volumeName}`), outcome: 'provisioned', provisionMs }
 }
-
-/** The lease lock of the controller (lib/controller): held while a controller leads. */
-export const controllerLive = (dataDir: string): boolean => lockHeldAt(controllerLeaseLock(dataDir))
 
 /** The pods (any state, until removed) whose manifest names claim `name`. */
 export const podsUsingClaim = (dataDir: string, name: string): string[] =>

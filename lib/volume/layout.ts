@@ -30,9 +30,9 @@ export const pvClaimsDir = (dataDir: string, name: string): string => path.join(
 export const volumeLocksDir = (dataDir: string): string => path.join(dataDir, 'volume-locks')
 /** The executor's lock of one (pod, volume) key. UUIDs and volume names hold no ".". */
 export const opLockPath = (dataDir: string, uuid: string, volume: string): string => path.join(volumeLocksDir(dataDir), `${uuid}.${volume}`)
-/** The lock that serializes claims, releases and removal of one persistent volume. */
-/** Held by the leading controller (lib/controller) for as long as it leads. */
+/** Taken for each read-modify-write of the controller's lease (lease.ts). */
 export const controllerLeaseLock = (dataDir: string): string => path.join(volumeLocksDir(dataDir), 'controller.lease')
+/** The lock that serializes claims, releases and removal of one persistent volume. */
 export const pvLockPath = (dataDir: string, name: string): string => path.join(volumeLocksDir(dataDir), `pv.${name}`)
 
 /** In a pod: data of empty and files volumes, relative to the pod dir. */

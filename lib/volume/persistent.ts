@@ -406,7 +406,15 @@ export const removeVolume = (dataDir: string, name: string): void => {
   checkVolumeName(name)
   if (!pvPresent(dataDir, name)) throw noSuchVolume(name)
   withVolumeLock(dataDir, name, () => {
-    readVolume(dataDir, name)
+    const rec = readVolume(dataDir, name)
+    // Its claim owns it: removing the record here would skip the provisioner's delete and leave its storage behind.
+    if (rec.claim_ref) {
+      throw new PodctlError(
+        'EBADSTATE',
+        `persistent volume ${name} ${rec.phase === 'released' ? 'was released by' : 'is bound to'} volume claim ${rec.claim_ref.name}`,
+        rec.phase === 'released' ? 'its reclaim policy is still to be applied: podctl controller --once applies it' : `remove the claim instead: podctl volume claim rm ${rec.claim_ref.name}`,
+      )
+    }
     const running = readClaims(dataDir, name).filter((c) => claimHolds(dataDir, c))
     if (running.length > 0) {
       throw new PodctlError(

@@ -191,3 +191,18 @@ t.test('8 racing run-prepareds of pods sharing a new claim: one provision call, 
   t.equal(calls(base).filter((l) => l.startsWith('provision ')).length, 1, 'the provisioner was called once')
   t.equal(fs.readdirSync(path.join(dir, 'volumes')).filter((n) => n.startsWith('pvc-')).length, 1, 'one volume')
 })
+
+t.test('volume rm of a volume a claim owns is refused (4): the claim decides, through the provisioner', async (t) => {
+  const dir = path.join(t.testdir({}), 'data')
+  t.equal(podctl(dir, ['volume', 'class', 'create', 'std', '--provisioner', 'local', '--default']).status, 0)
+  t.equal(podctl(dir, ['volume', 'claim', 'create', 'db', '--size', '1M']).status, 0)
+  const m = path.join(path.dirname(dir), 'm.json')
+  fs.writeFileSync(m, JSON.stringify(claimManifest('db')))
+  const run = podctl(dir, ['run', '--manifest', m])
+  t.equal(run.status, 0, run.stderr)
+  const volume = json(podctl(dir, ['volume', 'claim', 'inspect', 'db', '--format', 'json']).stdout).volume as string
+  const rm = podctl(dir, ['volume', 'rm', volume])
+  t.equal(rm.status, 4, 'refused')
+  t.match(rm.stderr, new RegExp(`^podctl: persistent volume ${volume} is bound to volume claim db\\nremove the claim instead: podctl volume claim rm db\\n`))
+  t.ok(json(podctl(dir, ['volume', 'list', '--format', 'json']).stdout).some((v: { name: string }) => v.name === volume), 'the volume is still there')
+})

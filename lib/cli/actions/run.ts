@@ -11,6 +11,7 @@ import { checkUUIDFileSave, podFromUUIDString, type Pod } from '../../pod/pod.js
 import { runDetached } from '../../run/detach.js'
 import { startNewPod } from '../../run/new-pod.js'
 import { startPrepared } from '../../run/start.js'
+import type { EnsureBoundOptions } from '../../volume/binder.js'
 import { Supervisor } from '../../run/supervisor.js'
 import { terminalOutput } from '../../run/terminal-output.js'
 import type { Context } from '../context.js'
@@ -49,32 +50,51 @@ const ownFailureIs125 = async <T>(fn: () => Promise<T>): Promise<T> => {
   }
 }
 
+/** How run and run-prepared wait for a controller to bind their claims: --timeout, and on a terminal what they wait for. */
+const claimWait = (ctx: Context, timeoutMs: number | undefined): EnsureBoundOptions => {
+  let last = ''
+  return {
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    onWait: (what) => {
+      if (!ctx.io.errIsTTY || what === last) return
+      last = what
+      ctx.io.err(`podctl: ${what}\n`)
+    },
+  }
+}
+
 /** The new pod of `run` or `app sandbox`: detached (prints the UUID) or supervised here (sets the exit code). */
-export const runNewPod = async (ctx: Context, dataDir: string, manifest: PodManifest, opts: { detach?: boolean; uuidFileSave?: string }, onRunning?: (pod: Pod) => void): Promise<void> => {
+export const runNewPod = async (
+  ctx: Context,
+  dataDir: string,
+  manifest: PodManifest,
+  opts: { detach?: boolean; uuidFileSave?: string; timeout?: number },
+  onRunning?: (pod: Pod) => void,
+): Promise<void> => {
   // The detached supervisor runs in / : it gets an absolute path.
   const uuidFileSave = opts.uuidFileSave !== undefined ? path.resolve(opts.uuidFileSave) : undefined
   if (opts.detach) {
     // Checked here too: the detached supervisor's refusal would come after the fork.
     if (uuidFileSave !== undefined) checkUUIDFileSave(uuidFileSave)
-    ctx.io.out(`${await runDetached({ dataDir, manifest, ...(uuidFileSave !== undefined ? { uuidFileSave } : {}) })}\n`)
+    ctx.io.out(`${await runDetached({ dataDir, manifest, ...(uuidFileSave !== undefined ? { uuidFileSave } : {}), ...(opts.timeout !== undefined ? { claimTimeoutMs: opts.timeout } : {}) })}\n`)
     return
   }
-  const pod = await ownFailureIs125(() => startNewPod(dataDir, manifest, { uuidFileSave }))
+  const pod = await ownFailureIs125(() => startNewPod(dataDir, manifest, { uuidFileSave, claims: claimWait(ctx, opts.timeout) }))
   onRunning?.(pod)
   ctx.state.exitCode = await supervise(pod, manifest, onRunning !== undefined)
 }
 
 /** podctl run: prepare and run a pod from the inputs. */
-export const run = async (ctx: Context, dataDir: string, command: string[], opts: PodInputOptions & { detach?: boolean }): Promise<void> =>
+export const run = async (ctx: Context, dataDir: string, command: string[], opts: PodInputOptions & { detach?: boolean; timeout?: number }): Promise<void> =>
   runNewPod(ctx, dataDir, manifestFromInputs(opts, command, 'run'), opts)
 
 /** podctl run-prepared: run a prepared pod. */
-export const runPrepared = async (ctx: Context, dataDir: string, uuid: string, opts: { detach?: boolean }): Promise<void> => {
+export const runPrepared = async (ctx: Context, dataDir: string, uuid: string, opts: { detach?: boolean; timeout?: number }): Promise<void> => {
   const pod = podFromUUIDString(dataDir, uuid)
   if (opts.detach) {
-    ctx.io.out(`${await runDetached({ dataDir, uuid: pod.uuid })}\n`)
+    ctx.io.out(`${await runDetached({ dataDir, uuid: pod.uuid, ...(opts.timeout !== undefined ? { claimTimeoutMs: opts.timeout } : {}) })}\n`)
     return
   }
-  const started = await ownFailureIs125(async () => startPrepared(pod))
+  const started = await ownFailureIs125(async () => startPrepared(pod, claimWait(ctx, opts.timeout)))
   ctx.state.exitCode = await supervise(started.pod, started.manifest)
 }

@@ -2,7 +2,7 @@
 import type { Command } from 'commander'
 import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
-import { addPodInputOptions, dataDirOf, type PodInputOptions } from '../options.js'
+import { addPodInputOptions, dataDirOf, durationOption, type PodInputOptions } from '../options.js'
 
 export const run: CommandSpec = {
   name: 'run',
@@ -10,6 +10,7 @@ export const run: CommandSpec = {
   define: (cmd: Command, ctx: Context): void => {
     addPodInputOptions(cmd)
       .option('--detach', 'return once the pod is running and print its UUID; the supervisor lives on')
+      .addOption(durationOption('--timeout <duration>', "how long to wait for a running controller to bind the pod's volume claims", '5m'))
       .addHelpText(
         'after',
         `
@@ -18,7 +19,7 @@ Examples:
   $ podctl run --detach -- sleep 300          # prints the UUID
   $ podctl run --manifest web.json --uuid-file-save web.uuid`,
       )
-      .action(async (command: string[], opts: PodInputOptions & { detach?: boolean }, self: Command) =>
+      .action(async (command: string[], opts: PodInputOptions & { detach?: boolean; timeout?: number }, self: Command) =>
         (await import('../actions/run.js')).run(ctx, dataDirOf(self, 'write'), command, opts),
       )
   },

@@ -1,0 +1,82 @@
+/** What `podctl controller` and `podctl controller status` do. */
+import { ProvisionController } from '../../controller/controller.js'
+import { PodctlError } from '../../errors.js'
+import { leaseLive, readLease, type Lease } from '../../volume/lease.js'
+import type { ControllerCliOptions } from '../commands/controller.js'
+import type { Context } from '../context.js'
+import { isJson, toJson } from '../output.js'
+
+/** Runs the controller in the foreground until SIGTERM or SIGINT (exit 0), or one pass with --once. */
+export const runController = async (ctx: Context, dataDir: string, opts: ControllerCliOptions): Promise<void> => {
+  if (opts.renewDeadline >= opts.leaseDuration) {
+    throw new PodctlError('EUSAGE', `--renew-deadline (${opts.renewDeadline} ms) must be shorter than --lease-duration (${opts.leaseDuration} ms)`, 'a leader must stop working before its lease can run out')
+  }
+  if (opts.retryPeriod <= 0 || opts.resync <= 0) throw new PodctlError('EUSAGE', '--retry-period and --resync must be more than 0s')
+  const metrics = opts.metricsAddress === undefined ? undefined : (await import('../../controller/metrics.js')).newMetrics()
+  const stop = new AbortController()
+  const onSignal = (): void => stop.abort()
+  process.on('SIGTERM', onSignal)
+  process.on('SIGINT', onSignal)
+  const c = new ProvisionController(dataDir, null, null, {
+    ...(opts.identity !== undefined ? { identity: opts.identity } : {}),
+    resyncPeriod: opts.resync,
+    threadiness: opts.workers,
+    exponentialBackoff: opts.exponentialBackoff,
+    failedProvisionThreshold: opts.failedProvisionThreshold,
+    failedDeleteThreshold: opts.failedDeleteThreshold,
+    leaderElection: opts.leaderElect,
+    leaseDuration: opts.leaseDuration,
+    renewDeadline: opts.renewDeadline,
+    retryPeriod: opts.retryPeriod,
+    gcInterval: opts.gcInterval,
+    gcGracePeriod: opts.gcGracePeriod,
+    gcExpirePrepared: opts.gcExpirePrepared,
+    once: opts.once === true,
+    ...(metrics ? { metrics } : {}),
+    log: (line) => ctx.io.err(`podctl controller: ${line}\n`),
+  })
+  let running = true
+  const server = metrics ? await (await import('../../controller/metrics.js')).serveMetrics(metrics, opts.metricsAddress!, opts.metricsPath, () => running) : undefined
+  try {
+    await c.run(stop.signal)
+  } finally {
+    running = false
+    process.off('SIGTERM', onSignal)
+    process.off('SIGINT', onSignal)
+    server?.close()
+    server?.closeAllConnections()
+  }
+}
+
+/** The lease as `controller status` shows it. */
+interface LeaseView {
+  holder: string | null
+  alive: boolean
+  acquired_at: string | null
+  renewed_at: string | null
+  lease_duration_s: number | null
+  transitions: number
+}
+
+const viewOf = (l: Lease | undefined): LeaseView => ({
+  holder: l?.holder ?? null,
+  alive: leaseLive(l),
+  acquired_at: l?.acquired_at ?? null,
+  renewed_at: l?.renewed_at ?? null,
+  lease_duration_s: l?.lease_duration_s ?? null,
+  transitions: l?.transitions ?? 0,
+})
+
+export const controllerStatus = (ctx: Context, dataDir: string, opts: { format: string }): void => {
+  const v = viewOf(readLease(dataDir))
+  if (isJson(opts.format)) {
+    ctx.io.out(toJson(v, opts.format))
+    return
+  }
+  const lines = [`holder=${v.holder ?? ''}`, `alive=${v.alive}`]
+  if (v.acquired_at) lines.push(`acquired=${v.acquired_at}`)
+  if (v.renewed_at) lines.push(`renewed=${v.renewed_at}`)
+  if (v.lease_duration_s !== null) lines.push(`lease_duration=${v.lease_duration_s}s`)
+  lines.push(`transitions=${v.transitions}`)
+  ctx.io.out(`${lines.join('\n')}\n`)
+}

@@ -1,0 +1,327 @@
+/**
+ * `podctl controller`: seed 004's ProvisionController with the data dir in
+ * the place of the API server. It elects a leader through the lease
+ * (lib/volume/lease.ts); the leader binds pending claims and reclaims
+ * released volumes through the same binder the commands use inline, so
+ * exactly-once rests on the claim and volume locks, not on who runs.
+ *
+ * Work arrives from a file-system watch of claims/ and volumes/ (at once),
+ * a full relist every resync period, and per-object retry timers (the
+ * claim's retry_at, the seed's exponential backoff).
+ */
+import fs from 'node:fs'
+import { isPodctlError } from '../errors.js'
+import { gc } from '../pod/gc.js'
+import { isoTime } from '../pod/record.js'
+import { sleep } from '../poll.js'
+import { syncClaim, reclaimVolume, releasedVolumes, defaultIdentity, DEFAULT_FAILED_THRESHOLD, type BinderOptions } from '../volume/binder.js'
+import { listClaims } from '../volume/claims.js'
+import type { VolumeClass } from '../volume/classes.js'
+import { volumesRoot } from '../volume/layout.js'
+import { releaseLease, tryAcquireOrRenew } from '../volume/lease.js'
+import { objectsDir } from '../volume/objects.js'
+import { CLAIM } from '../volume/claims.js'
+import { tearDownPodVolumes } from '../volume/pod-volumes.js'
+import { provisionerOf, type Provisioner } from '../volume/provisioner.js'
+import type { ControllerMetrics } from './metrics.js'
+import { WorkQueue } from './queue.js'
+
+/** The seed's option functions, as fields. */
+export interface ControllerOptions {
+  identity?: string
+  /** Full relist period (ms); 15m. */
+  resyncPeriod?: number
+  /** Claim sync steps run at once (the seed's threadiness). */
+  threadiness?: number
+  exponentialBackoff?: boolean
+  failedProvisionThreshold?: number
+  failedDeleteThreshold?: number
+  leaderElection?: boolean
+  leaseDuration?: number
+  renewDeadline?: number
+  retryPeriod?: number
+  /** gc every this many ms (0: off), with these grace and expiry periods. */
+  gcInterval?: number
+  gcGracePeriod?: number
+  gcExpirePrepared?: number
+  /** One pass over everything, then return. */
+  once?: boolean
+  metrics?: ControllerMetrics
+  /** What the controller does, one line each (the CLI prints them on stderr). */
+  log?: (line: string) => void
+}
+
+const DEFAULTS = {
+  resyncPeriod: 15 * 60_000,
+  threadiness: 4,
+  leaseDuration: 15_000,
+  renewDeadline: 10_000,
+  retryPeriod: 2_000,
+  gcInterval: 60_000,
+  gcGracePeriod: 30 * 60_000,
+  gcExpirePrepared: 24 * 3_600_000,
+}
+
+type Key = `claim/${string}` | `volume/${string}`
+type Settings = Required<Omit<ControllerOptions, 'metrics' | 'log' | 'identity'>> & Pick<ControllerOptions, 'metrics' | 'log'>
+
+export class ProvisionController {
+  readonly identity: string
+  readonly #dataDir: string
+  readonly #opts: Settings
+  readonly #binder: BinderOptions
+  readonly #queue: WorkQueue<Key>
+  #leading = false
+  #renewedAt = 0
+  #deleteFailures = new Map<string, number>()
+
+  /**
+   * `name` and `provisioner`: serve only classes whose provisioner is
+   * `name`, through `provisioner` (a library user's own); null for both:
+   * every class, each through its own provisioner (the CLI).
+   */
+  constructor(dataDir: string, name: string | null, provisioner: Provisioner | null, options: ControllerOptions = {}) {
+    this.#dataDir = dataDir
+    this.identity = options.identity ?? defaultIdentity()
+    this.#opts = {
+      ...DEFAULTS,
+      exponentialBackoff: true,
+      failedProvisionThreshold: DEFAULT_FAILED_THRESHOLD,
+      failedDeleteThreshold: DEFAULT_FAILED_THRESHOLD,
+      leaderElection: true,
+      once: false,
+      ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+    } as Settings
+    const serves = (cls: VolumeClass): boolean => name === null || cls.provisioner === name
+    this.#binder = {
+      identity: this.identity,
+      exponentialBackoff: this.#opts.exponentialBackoff,
+      failedProvisionThreshold: this.#opts.failedProvisionThreshold,
+      provisionerFor: (cls) => {
+        if (!serves(cls)) throw new NotOurs(cls.name)
+        return provisioner ?? provisionerOf(cls)
+      },
+    }
+    this.#queue = new WorkQueue<Key>()
+  }
+
+  get leading(): boolean {
+    return this.#leading
+  }
+
+  #log(line: string): void {
+    this.#opts.log?.(`${isoTime()} ${line}`)
+  }
+
+  /** Runs until `signal` aborts (SIGTERM): finishes the item in hand, gives up the lease, returns. */
+  async run(signal: AbortSignal): Promise<void> {
+    const stopWatch = this.#opts.once ? () => {} : this.#watch()
+    const timers: NodeJS.Timeout[] = []
+    try {
+      if (this.#opts.once) {
+        if (this.#elect()) await this.#drain(signal, true)
+        return
+      }
+      this.#relist()
+      timers.push(setInterval(() => this.#relist(), this.#opts.resyncPeriod))
+      // A safety net beside the watch: pending claims are few and cheap to list, and a command may be waiting on one.
+      timers.push(setInterval(() => this.#leading && this.#relistPending(), Math.min(this.#opts.resyncPeriod, 10 * this.#opts.retryPeriod)))
+      if (this.#opts.gcInterval > 0) timers.push(setInterval(() => this.#leading && this.#gc(), this.#opts.gcInterval))
+      while (!signal.aborted) {
+        this.#elect()
+        if (this.#leading) await this.#drain(signal, false)
+        await sleep(this.#leading ? Math.min(this.#opts.retryPeriod, this.#queue.nextDueIn() ?? Infinity) : this.#opts.retryPeriod, signal).catch(() => {})
+      }
+    } finally {
+      for (const t of timers) clearInterval(t)
+      stopWatch()
+      if (this.#leading && this.#opts.leaderElection) {
+        try {
+          releaseLease(this.#dataDir, this.identity, this.#opts.renewDeadline)
+          this.#log(`released the lease (${this.identity})`)
+        } catch (er) {
+          this.#log(`could not release the lease: ${(er as Error).message}`)
+        }
+      }
+      this.#setLeading(false)
+    }
+  }
+
+  /** Takes or renews the lease; a leader that could not renew within the renew deadline stops working. */
+  #elect(): boolean {
+    if (!this.#opts.leaderElection) return this.#setLeading(true)
+    try {
+      const lead = tryAcquireOrRenew(this.#dataDir, this.identity, this.#opts.leaseDuration, this.#opts.retryPeriod)
+      if (lead) this.#renewedAt = Date.now()
+      if (lead && !this.#leading) {
+        this.#log(`leading (${this.identity})`)
+        this.#relist()
+      }
+      return this.#setLeading(lead)
+    } catch (er) {
+      this.#log(`lease: ${(er as Error).message}`)
+      if (this.#leading && Date.now() - this.#renewedAt > this.#opts.renewDeadline) {
+        this.#log('could not renew the lease within the renew deadline: stopped working')
+        return this.#setLeading(false)
+      }
+      return this.#leading
+    }
+  }
+
+  #setLeading(lead: boolean): boolean {
+    this.#leading = lead
+    this.#opts.metrics?.leader.set({ name: 'podctl-controller' }, lead ? 1 : 0)
+    return lead
+  }
+
+  /** Still the leader with a lease renewed recently enough to act on. */
+  #mayWork(): boolean {
+    if (!this.#opts.leaderElection) return true
+    if (Date.now() - this.#renewedAt > this.#opts.renewDeadline / 2) this.#elect()
+    return this.#leading
+  }
+
+  #queueReleased(): void {
+    try {
+      for (const v of releasedVolumes(this.#dataDir)) this.#queue.add(`volume/${v}`)
+    } catch (er) {
+      this.#log(`volumes: ${(er as Error).message}`)
+    }
+  }
+
+  #relistPending(): void {
+    try {
+      for (const c of listClaims(this.#dataDir)) if (c.phase === 'pending' && (c.retry_at === null || Date.parse(c.retry_at) <= Date.now())) this.#queue.add(`claim/${c.name}`)
+    } catch (er) {
+      this.#log(`relist: ${(er as Error).message}`)
+    }
+  }
+
+  /** Every claim and released volume into the queue. */
+  #relist(): void {
+    try {
+      for (const c of listClaims(this.#dataDir)) if (c.phase !== 'bound') this.#queue.add(`claim/${c.name}`)
+      this.#queueReleased()
+      this.#opts.metrics?.observePods(this.#dataDir)
+    } catch (er) {
+      this.#log(`relist: ${(er as Error).message}`)
+    }
+  }
+
+  /** Reacts to changes of claims and volumes at once; the resync catches what a watch misses. */
+  #watch(): () => void {
+    const watchers: fs.FSWatcher[] = []
+    for (const dir of [objectsDir(this.#dataDir, CLAIM), volumesRoot(this.#dataDir)]) {
+      try {
+        fs.mkdirSync(dir, { recursive: true, mode: 0o750 })
+        const w = fs.watch(dir, (_event, file) => {
+          if (typeof file !== 'string' || file.startsWith('.')) return
+          if (dir === volumesRoot(this.#dataDir)) this.#queue.add(`volume/${file}`)
+          else if (file.endsWith('.json')) {
+            this.#queue.add(`claim/${file.slice(0, -'.json'.length)}`)
+            // A removed claim released its volume, whose record changed below volumes/<name>/, out of the watch's sight.
+            if (!fs.existsSync(`${dir}/${file}`)) this.#queueReleased()
+          }
+        })
+        w.on('error', () => {}) // the directory went away: the resync carries on
+        watchers.push(w)
+      } catch (er) {
+        this.#log(`watch ${dir}: ${(er as Error).message}; relying on the resync`)
+      }
+    }
+    return () => {
+      for (const w of watchers) w.close()
+    }
+  }
+
+  /** Works the queue while leading; `untilEmpty`: also what comes due later (--once: nothing is left pending that can be done now). */
+  async #drain(signal: AbortSignal, untilEmpty: boolean): Promise<void> {
+    if (untilEmpty) this.#relist()
+    for (;;) {
+      if (signal.aborted || !this.#mayWork()) return
+      const key = this.#queue.next()
+      if (key === undefined) return
+      this.#process(key)
+      // Let timers, the watch and a SIGTERM in between items.
+      await new Promise((r) => setImmediate(r))
+    }
+  }
+
+  #process(key: Key): void {
+    const [kind, name] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)]
+    try {
+      if (kind === 'claim') this.#syncClaim(name)
+      else this.#syncVolume(name)
+    } catch (er) {
+      if (er instanceof NotOurs) return
+      if (isPodctlError(er) && er.code === 'ENOVOLUME') return // removed meanwhile
+      this.#log(`${key}: ${(er as Error).message}`)
+      this.#queue.addAfter(key, 1000)
+    }
+  }
+
+  #syncClaim(name: string): void {
+    const r = syncClaim(this.#dataDir, name, this.#binder)
+    const cls = r.claim.class ?? ''
+    const m = this.#opts.metrics
+    if (r.outcome === 'provisioned' && r.provisionMs !== undefined) {
+      m?.provisionTotal.inc({ class: cls, source: 'controller' })
+      m?.provisionDuration.observe({ class: cls }, r.provisionMs / 1000)
+      this.#log(`claim ${name}: provisioned volume ${r.claim.volume}`)
+    } else if (r.outcome === 'failed') {
+      m?.provisionFailed.inc({ class: cls })
+      this.#log(`claim ${name}: provisioning failed (${r.claim.failures}): ${r.error?.message}`)
+    } else if (r.outcome === 'given-up') {
+      this.#log(`claim ${name}: given up after ${r.claim.failures} failures`)
+    }
+    if (r.claim.phase === 'pending' && r.claim.retry_at !== null) {
+      this.#queue.addAfter(`claim/${name}`, Math.max(0, Date.parse(r.claim.retry_at) - Date.now()))
+    }
+  }
+
+  #syncVolume(name: string): void {
+    if (!releasedVolumes(this.#dataDir).includes(name)) return
+    const threshold = this.#opts.failedDeleteThreshold
+    const failures = this.#deleteFailures.get(name) ?? 0
+    if (threshold > 0 && failures >= threshold) return
+    const started = performance.now()
+    try {
+      const outcome = reclaimVolume(this.#dataDir, name, this.#binder)
+      this.#deleteFailures.delete(name)
+      if (outcome === 'deleted') {
+        this.#opts.metrics?.deleteTotal.inc({ class: '' })
+        this.#opts.metrics?.deleteDuration.observe({ class: '' }, (performance.now() - started) / 1000)
+      }
+      this.#log(`volume ${name}: ${outcome}`)
+    } catch (er) {
+      if (er instanceof NotOurs) throw er
+      this.#deleteFailures.set(name, failures + 1)
+      this.#opts.metrics?.deleteFailed.inc({ class: '' })
+      this.#log(`volume ${name}: delete failed (${failures + 1}): ${(er as Error).message}`)
+      const delay = this.#opts.exponentialBackoff ? Math.min(5 * 60_000, 1000 * 2 ** failures) : 1000
+      this.#queue.addAfter(`volume/${name}`, delay)
+    }
+  }
+
+  #gc(): void {
+    try {
+      const r = gc(this.#dataDir, {
+        gracePeriodMs: this.#opts.gcGracePeriod,
+        expirePreparedMs: this.#opts.gcExpirePrepared,
+        markOnly: false,
+        beforeDelete: tearDownPodVolumes,
+      })
+      this.#opts.metrics?.gcDeleted.inc(r.deleted.length)
+      if (r.deleted.length + r.marked.length > 0) this.#log(`gc: marked ${r.marked.length}, deleted ${r.deleted.length}`)
+    } catch (er) {
+      this.#log(`gc: ${(er as Error).message}`)
+    }
+  }
+}
+
+/** A class served by another controller (the library's name filter): left alone, no failure. */
+class NotOurs extends Error {
+  constructor(cls: string) {
+    super(`class ${cls} is not served by this controller`)
+  }
+}
