@@ -24,6 +24,7 @@
 //   BENCH_REMOVE_REPS=1         repetitions of the tree removal comparison
 //                               (bench/remove-styles.js) over BENCH_GC_N pods;
 //                               0 skips it
+//   BENCH_CONTROLLER=0          skip the controller benchmark (bench/controller.js)
 //   BENCH_KEEP=1                keep the temp data dirs (prints where)
 //   BENCH_RUN=0                 skip the run benchmark (bench/run-bench.js:
 //                               run -- /bin/true, SIGKILL of a supervisor,
@@ -39,6 +40,7 @@ import { formatMarkdown, formatTable, machineInfo } from './lib/report.js'
 import { formatIoTable, measureIoStyles } from './io-style.js'
 import { formatRemoveTable, measureRemoveStyles } from './remove-styles.js'
 import { formatStreaming, measureStreaming } from './stream.js'
+import { controllerRows, formatControllerTable, measureController } from './controller.js'
 import { printRunTable, runBenchmarks } from './run-bench.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -56,6 +58,7 @@ const GC_N = Number(process.env.BENCH_GC_N ?? (SIZES.includes(10_000) || Math.ma
 const IO_REPS = odd(Number(process.env.BENCH_IO_REPS ?? 7))
 const REMOVE_REPS = Number(process.env.BENCH_REMOVE_REPS ?? 1)
 const STREAM_REPS = Number(process.env.BENCH_STREAM_REPS ?? 5)
+const CONTROLLER = process.env.BENCH_CONTROLLER !== '0'
 // The cheap commands (node -e 0, version, status, rm) run this many times
 // per round: their ratios are differences of a few ms between runs of
 // ~100 ms, so they need more samples than list does.
@@ -325,6 +328,7 @@ const main = async () => {
   }
   const removeRows = REMOVE_REPS > 0 ? await measureRemoveStyles(GC_N, REMOVE_REPS, root, log) : undefined
   const streaming = STREAM_REPS > 0 ? measureStreaming(40, STREAM_REPS, log) : undefined
+  const controller = CONTROLLER ? await measureController({ pods: GC_N, log }) : undefined
   // The run benchmark (issue 3): its own data dir, its own table.
   const run = RUN ? await runBenchmarks({ dataDir: path.join(root, 'run'), log }) : undefined
   load.push({ at: 'end', loadavg: os.loadavg().map((x) => round(x, 2)) })
@@ -409,6 +413,7 @@ const main = async () => {
   process.stdout.write(`(medians of ${IO_REPS}; cold: a fresh node process reads every file once, timed inside the process)\n`)
   if (removeRows) process.stdout.write(`\n${formatRemoveTable(removeRows, GC_N)}(medians of ${REMOVE_REPS})\n`)
   if (streaming) process.stdout.write(`\n${formatStreaming(streaming)}(medians of ${STREAM_REPS})\n`)
+  if (controller) process.stdout.write(`\n${formatControllerTable(controller)}(medians of 3 runs each; failover: ${controller.failover.trials} trials)\n`)
   if (run) {
     const g = run.results.git
     process.stdout.write(`\nrun (issue 3)${g ? ` at ${g.commit}${g.lib_dirty ? ' with uncommitted changes in lib/' : ''}` : ''}:\n`)
@@ -428,6 +433,7 @@ const main = async () => {
     io_style: ioRows,
     ...(removeRows ? { remove_styles: removeRows } : {}),
     ...(streaming ? { streaming } : {}),
+    ...(controller ? { controller: { ...controller, rows: controllerRows(controller) } } : {}),
     load,
     list_output_bytes: listBytes,
     ...(run ? { run: run.results } : {}),

@@ -77,7 +77,7 @@ export type { VolumePlugin, VolumeSpec, Mounter, Unmounter, Metrics, VolumeState
 // Claims, classes and the controller (CONTRACT §8).
 export { createClass, readClass, listClasses, removeClass, type VolumeClass } from './volume/classes.js'
 export { createClaim, readClaim, listClaims, type VolumeClaim } from './volume/claims.js'
-export { syncClaim, removeClaim, reclaimVolume, type BinderOptions } from './volume/binder.js'
-export { IgnoredError, localProvisioner, execProvisioner, type Provisioner, type ProvisioningState } from './volume/provisioner.js'
+export { syncClaim, removeClaim, reclaimVolume, ensureClaimsBound, type BinderOptions, type EnsureBoundOptions, type SyncResult } from './volume/binder.js'
+export { IgnoredError, localProvisioner, execProvisioner, type Provisioner, type ProvisioningState, type ProvisionRequest, type ProvisionResult, type VolumeToDelete, type Awaitable } from './volume/provisioner.js'
 export { controllerLive, readLease, type Lease } from './volume/lease.js'
 export { ProvisionController, type ControllerOptions } from './controller/controller.js'

@@ -7,19 +7,25 @@
  *
  * Work arrives from a file-system watch of claims/ and volumes/ (at once),
  * a full relist every resync period, and per-object retry timers (the
- * claim's retry_at, the seed's exponential backoff).
+ * claim's retry_at, the seed's exponential backoff). `threadiness` claim
+ * workers and as many volume workers take keys from two queues, one key
+ * at a time each; a provisioner's call is awaited, so a slow one holds up
+ * neither the other workers nor the lease's renewal, which runs on its own
+ * timer. A claim's lock is held for its whole sync: a claim another
+ * process works on is put back for later, never waited for.
  */
 import fs from 'node:fs'
 import { isPodctlError } from '../errors.js'
 import { gc } from '../pod/gc.js'
 import { isoTime } from '../pod/record.js'
-import { sleep } from '../poll.js'
+import { LockBusyError } from '../lock/lock.js'
 import { syncClaim, reclaimVolume, releasedVolumes, defaultIdentity, DEFAULT_FAILED_THRESHOLD, type BinderOptions } from '../volume/binder.js'
 import { listClaims } from '../volume/claims.js'
 import type { VolumeClass } from '../volume/classes.js'
 import { volumesRoot } from '../volume/layout.js'
 import { releaseLease, tryAcquireOrRenew } from '../volume/lease.js'
 import { objectsDir } from '../volume/objects.js'
+import { readVolume } from '../volume/persistent.js'
 import { CLAIM } from '../volume/claims.js'
 import { tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { provisionerOf, type Provisioner } from '../volume/provisioner.js'
@@ -62,7 +68,6 @@ const DEFAULTS = {
   gcExpirePrepared: 24 * 3_600_000,
 }
 
-type Key = `claim/${string}` | `volume/${string}`
 type Settings = Required<Omit<ControllerOptions, 'metrics' | 'log' | 'identity'>> & Pick<ControllerOptions, 'metrics' | 'log'>
 
 export class ProvisionController {
@@ -70,7 +75,8 @@ export class ProvisionController {
   readonly #dataDir: string
   readonly #opts: Settings
   readonly #binder: BinderOptions
-  readonly #queue: WorkQueue<Key>
+  readonly #claims = new WorkQueue<string>()
+  readonly #volumes = new WorkQueue<string>()
   #leading = false
   #renewedAt = 0
   #deleteFailures = new Map<string, number>()
@@ -101,8 +107,8 @@ export class ProvisionController {
         if (!serves(cls)) throw new NotOurs(cls.name)
         return provisioner ?? provisionerOf(cls)
       },
+      lockWaitMs: 0,
     }
-    this.#queue = new WorkQueue<Key>()
   }
 
   get leading(): boolean {
@@ -113,25 +119,26 @@ export class ProvisionController {
     this.#opts.log?.(`${isoTime()} ${line}`)
   }
 
-  /** Runs until `signal` aborts (SIGTERM): finishes the item in hand, gives up the lease, returns. */
+  /** Runs until `signal` aborts (SIGTERM): finishes the items in hand, gives up the lease, returns. */
   async run(signal: AbortSignal): Promise<void> {
     const stopWatch = this.#opts.once ? () => {} : this.#watch()
     const timers: NodeJS.Timeout[] = []
     try {
       if (this.#opts.once) {
-        if (this.#elect()) await this.#drain(signal, true)
+        if (this.#elect()) {
+          this.#relist()
+          await this.#work(signal, true)
+        }
         return
       }
+      this.#elect()
       this.#relist()
+      timers.push(setInterval(() => this.#elect(), this.#opts.retryPeriod))
       timers.push(setInterval(() => this.#relist(), this.#opts.resyncPeriod))
       // A safety net beside the watch: pending claims are few and cheap to list, and a command may be waiting on one.
       timers.push(setInterval(() => this.#leading && this.#relistPending(), Math.min(this.#opts.resyncPeriod, 10 * this.#opts.retryPeriod)))
       if (this.#opts.gcInterval > 0) timers.push(setInterval(() => this.#leading && this.#gc(), this.#opts.gcInterval))
-      while (!signal.aborted) {
-        this.#elect()
-        if (this.#leading) await this.#drain(signal, false)
-        await sleep(this.#leading ? Math.min(this.#opts.retryPeriod, this.#queue.nextDueIn() ?? Infinity) : this.#opts.retryPeriod, signal).catch(() => {})
-      }
+      await this.#work(signal, false)
     } finally {
       for (const t of timers) clearInterval(t)
       stopWatch()
@@ -153,11 +160,13 @@ export class ProvisionController {
     try {
       const lead = tryAcquireOrRenew(this.#dataDir, this.identity, this.#opts.leaseDuration, this.#opts.retryPeriod)
       if (lead) this.#renewedAt = Date.now()
-      if (lead && !this.#leading) {
+      const gained = lead && !this.#leading
+      this.#setLeading(lead)
+      if (gained) {
         this.#log(`leading (${this.identity})`)
         this.#relist()
       }
-      return this.#setLeading(lead)
+      return lead
     } catch (er) {
       this.#log(`lease: ${(er as Error).message}`)
       if (this.#leading && Date.now() - this.#renewedAt > this.#opts.renewDeadline) {
@@ -169,6 +178,7 @@ export class ProvisionController {
   }
 
   #setLeading(lead: boolean): boolean {
+    if (this.#leading && !lead) this.#log('not leading')
     this.#leading = lead
     this.#opts.metrics?.leader.set({ name: 'podctl-controller' }, lead ? 1 : 0)
     return lead
@@ -176,14 +186,14 @@ export class ProvisionController {
 
   /** Still the leader with a lease renewed recently enough to act on. */
   #mayWork(): boolean {
-    if (!this.#opts.leaderElection) return true
+    if (!this.#opts.leaderElection || !this.#leading) return this.#leading
     if (Date.now() - this.#renewedAt > this.#opts.renewDeadline / 2) this.#elect()
     return this.#leading
   }
 
   #queueReleased(): void {
     try {
-      for (const v of releasedVolumes(this.#dataDir)) this.#queue.add(`volume/${v}`)
+      for (const v of releasedVolumes(this.#dataDir)) this.#volumes.add(v)
     } catch (er) {
       this.#log(`volumes: ${(er as Error).message}`)
     }
@@ -191,7 +201,7 @@ export class ProvisionController {
 
   #relistPending(): void {
     try {
-      for (const c of listClaims(this.#dataDir)) if (c.phase === 'pending' && (c.retry_at === null || Date.parse(c.retry_at) <= Date.now())) this.#queue.add(`claim/${c.name}`)
+      for (const c of listClaims(this.#dataDir)) if (c.phase === 'pending' && (c.retry_at === null || Date.parse(c.retry_at) <= Date.now())) this.#claims.add(c.name)
     } catch (er) {
       this.#log(`relist: ${(er as Error).message}`)
     }
@@ -200,7 +210,7 @@ export class ProvisionController {
   /** Every claim and released volume into the queue. */
   #relist(): void {
     try {
-      for (const c of listClaims(this.#dataDir)) if (c.phase !== 'bound') this.#queue.add(`claim/${c.name}`)
+      for (const c of listClaims(this.#dataDir)) if (c.phase !== 'bound') this.#claims.add(c.name)
       this.#queueReleased()
       this.#opts.metrics?.observePods(this.#dataDir)
     } catch (er) {
@@ -216,9 +226,9 @@ export class ProvisionController {
         fs.mkdirSync(dir, { recursive: true, mode: 0o750 })
         const w = fs.watch(dir, (_event, file) => {
           if (typeof file !== 'string' || file.startsWith('.')) return
-          if (dir === volumesRoot(this.#dataDir)) this.#queue.add(`volume/${file}`)
+          if (dir === volumesRoot(this.#dataDir)) this.#volumes.add(file)
           else if (file.endsWith('.json')) {
-            this.#queue.add(`claim/${file.slice(0, -'.json'.length)}`)
+            this.#claims.add(file.slice(0, -'.json'.length))
             // A removed claim released its volume, whose record changed below volumes/<name>/, out of the watch's sight.
             if (!fs.existsSync(`${dir}/${file}`)) this.#queueReleased()
           }
@@ -234,34 +244,44 @@ export class ProvisionController {
     }
   }
 
-  /** Works the queue while leading; `untilEmpty`: also what comes due later (--once: nothing is left pending that can be done now). */
-  async #drain(signal: AbortSignal, untilEmpty: boolean): Promise<void> {
-    if (untilEmpty) this.#relist()
-    for (;;) {
-      if (signal.aborted || !this.#mayWork()) return
-      const key = this.#queue.next()
-      if (key === undefined) return
-      this.#process(key)
+  /**
+   * The claim and volume workers, until `signal` aborts; `untilIdle`
+   * (--once): until nothing is due now, what comes due later left alone.
+   */
+  async #work(signal: AbortSignal, untilIdle: boolean): Promise<void> {
+    const pool = (queue: WorkQueue<string>, handle: (name: string) => Promise<void>): Promise<void>[] =>
+      Array.from({ length: Math.max(1, this.#opts.threadiness) }, () => this.#worker(queue, handle, signal, untilIdle))
+    await Promise.all([...pool(this.#claims, (name) => this.#syncClaim(name)), ...pool(this.#volumes, (name) => this.#syncVolume(name))])
+  }
+
+  async #worker(queue: WorkQueue<string>, handle: (name: string) => Promise<void>, signal: AbortSignal, untilIdle: boolean): Promise<void> {
+    while (!signal.aborted) {
+      const name = this.#mayWork() ? queue.next() : undefined
+      if (name === undefined) {
+        if (untilIdle && (queue.working === 0 || !this.#leading)) return
+        await queue.wait(this.#leading ? Math.min(this.#opts.retryPeriod, queue.nextDueIn() ?? Infinity) : this.#opts.retryPeriod, signal)
+        continue
+      }
+      try {
+        await handle(name)
+      } catch (er) {
+        if (er instanceof NotOurs || (isPodctlError(er) && er.code === 'ENOVOLUME')) continue // not ours, or removed meanwhile
+        if (er instanceof LockBusyError) {
+          queue.addAfter(name, this.#opts.retryPeriod) // another process has it: look again later
+          continue
+        }
+        this.#log(`${queue === this.#claims ? 'claim' : 'volume'} ${name}: ${(er as Error).message}`)
+        queue.addAfter(name, 1000)
+      } finally {
+        queue.done(name)
+      }
       // Let timers, the watch and a SIGTERM in between items.
       await new Promise((r) => setImmediate(r))
     }
   }
 
-  #process(key: Key): void {
-    const [kind, name] = [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)]
-    try {
-      if (kind === 'claim') this.#syncClaim(name)
-      else this.#syncVolume(name)
-    } catch (er) {
-      if (er instanceof NotOurs) return
-      if (isPodctlError(er) && er.code === 'ENOVOLUME') return // removed meanwhile
-      this.#log(`${key}: ${(er as Error).message}`)
-      this.#queue.addAfter(key, 1000)
-    }
-  }
-
-  #syncClaim(name: string): void {
-    const r = syncClaim(this.#dataDir, name, this.#binder)
+  async #syncClaim(name: string): Promise<void> {
+    const r = await syncClaim(this.#dataDir, name, this.#binder)
     const cls = r.claim.class ?? ''
     const m = this.#opts.metrics
     if (r.outcome === 'provisioned' && r.provisionMs !== undefined) {
@@ -275,31 +295,32 @@ export class ProvisionController {
       this.#log(`claim ${name}: given up after ${r.claim.failures} failures`)
     }
     if (r.claim.phase === 'pending' && r.claim.retry_at !== null) {
-      this.#queue.addAfter(`claim/${name}`, Math.max(0, Date.parse(r.claim.retry_at) - Date.now()))
+      this.#claims.addAfter(name, Math.max(0, Date.parse(r.claim.retry_at) - Date.now()))
     }
   }
 
-  #syncVolume(name: string): void {
-    if (!releasedVolumes(this.#dataDir).includes(name)) return
+  async #syncVolume(name: string): Promise<void> {
     const threshold = this.#opts.failedDeleteThreshold
     const failures = this.#deleteFailures.get(name) ?? 0
     if (threshold > 0 && failures >= threshold) return
     const started = performance.now()
+    const cls = { class: classOf(this.#dataDir, name) }
     try {
-      const outcome = reclaimVolume(this.#dataDir, name, this.#binder)
+      const outcome = await reclaimVolume(this.#dataDir, name, this.#binder)
       this.#deleteFailures.delete(name)
+      if (outcome === 'not-released') return
       if (outcome === 'deleted') {
-        this.#opts.metrics?.deleteTotal.inc({ class: '' })
-        this.#opts.metrics?.deleteDuration.observe({ class: '' }, (performance.now() - started) / 1000)
+        this.#opts.metrics?.deleteTotal.inc(cls)
+        this.#opts.metrics?.deleteDuration.observe(cls, (performance.now() - started) / 1000)
       }
       this.#log(`volume ${name}: ${outcome}`)
     } catch (er) {
-      if (er instanceof NotOurs) throw er
+      if (er instanceof NotOurs || er instanceof LockBusyError || (isPodctlError(er) && er.code === 'ENOVOLUME')) throw er
       this.#deleteFailures.set(name, failures + 1)
-      this.#opts.metrics?.deleteFailed.inc({ class: '' })
+      this.#opts.metrics?.deleteFailed.inc(cls)
       this.#log(`volume ${name}: delete failed (${failures + 1}): ${(er as Error).message}`)
       const delay = this.#opts.exponentialBackoff ? Math.min(5 * 60_000, 1000 * 2 ** failures) : 1000
-      this.#queue.addAfter(`volume/${name}`, delay)
+      this.#volumes.addAfter(name, delay)
     }
   }
 
@@ -316,6 +337,15 @@ export class ProvisionController {
     } catch (er) {
       this.#log(`gc: ${(er as Error).message}`)
     }
+  }
+}
+
+/** The class a volume was provisioned through, for the delete metrics ("" for a static volume, or one gone). */
+const classOf = (dataDir: string, volume: string): string => {
+  try {
+    return readVolume(dataDir, volume).provisioned?.class ?? ''
+  } catch {
+    return ''
   }
 }
 

@@ -239,6 +239,13 @@ export interface AcquireOptions {
 
 export const DEFAULT_WAIT_MS = 30_000
 
+/** A lock held by a live process, asked for without waiting: a controller puts the work back and goes on. */
+export class LockBusyError extends PodctlError {
+  constructor(what: string, who: string) {
+    super('EBADSTATE', `${what} is busy: another operation on it is pending${who}`, 'try again when it is done')
+  }
+}
+
 /**
  * Takes the lock at `lock`, `what` naming it in messages. Held by a live
  * process: refuses (EBADSTATE, "`what` is busy") or waits, retrying with a
@@ -252,6 +259,6 @@ export const acquireLockAt = (lock: string, what: string, opts: AcquireOptions):
   if (held) return held
   const pid = lockOwnerAt(lock)?.pid
   const who = pid !== undefined ? ` (podctl process ${pid})` : ''
-  if (!opts.wait) throw new PodctlError('EBADSTATE', `${what} is busy: another operation on it is pending${who}`, 'try again when it is done')
+  if (!opts.wait) throw new LockBusyError(what, who)
   throw new PodctlError('ETIMEOUT', `timed out waiting for ${what}: another operation on it is pending${who}`)
 }

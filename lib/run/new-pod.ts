@@ -8,7 +8,7 @@
 import type { PodManifest } from '../pod/manifest.js'
 import { checkUUIDFileSave, writeUUIDToFile, type Pod } from '../pod/pod.js'
 import { createPod, discard } from '../pod/prepare.js'
-import { createManifestClaims, type EnsureBoundOptions } from '../volume/binder.js'
+import { createManifestClaims, ensureClaimsBound, type EnsureBoundOptions } from '../volume/binder.js'
 import { checkVolumeSources, setUpPodVolumes, tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { checkOpenFiles } from './budget.js'
 
@@ -20,7 +20,7 @@ export interface NewPodOptions {
 }
 
 /** Creates the pod, runs `finish` on it, and deletes it again (volumes torn down) if either fails. */
-const create = async (dataDir: string, manifest: PodManifest, opts: NewPodOptions, finish: (pod: Pod) => void): Promise<Pod> => {
+const create = async (dataDir: string, manifest: PodManifest, opts: NewPodOptions, finish: (pod: Pod) => void | Promise<void>): Promise<Pod> => {
   if (opts.uuidFileSave !== undefined) checkUUIDFileSave(opts.uuidFileSave)
   if (manifest.volumes?.length) {
     checkVolumeSources(dataDir, manifest)
@@ -29,7 +29,7 @@ const create = async (dataDir: string, manifest: PodManifest, opts: NewPodOption
   const pod = await createPod(dataDir, manifest)
   try {
     if (opts.uuidFileSave !== undefined) writeUUIDToFile(pod.uuid, opts.uuidFileSave)
-    finish(pod)
+    await finish(pod)
   } catch (er) {
     discard(pod, tearDownPodVolumes)
     throw er
@@ -43,8 +43,9 @@ export const prepareNewPod = (dataDir: string, manifest: PodManifest, opts: NewP
 
 /** A new pod with its volumes set up, moved to run/ and locked by this process, its supervisor. */
 export const startNewPod = (dataDir: string, manifest: PodManifest, opts: NewPodOptions = {}): Promise<Pod> =>
-  create(dataDir, manifest, opts, (pod) => {
+  create(dataDir, manifest, opts, async (pod) => {
     checkOpenFiles(manifest)
-    setUpPodVolumes(pod, manifest, undefined, undefined, opts.claims)
+    await ensureClaimsBound(dataDir, manifest, opts.claims)
+    setUpPodVolumes(pod, manifest)
     pod.toRun()
   })

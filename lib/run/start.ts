@@ -2,7 +2,7 @@
 import { PodChangedStateError } from '../errors.js'
 import type { PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
-import type { EnsureBoundOptions } from '../volume/binder.js'
+import { ensureClaimsBound, type EnsureBoundOptions } from '../volume/binder.js'
 import { setUpPodVolumes } from '../volume/pod-volumes.js'
 import { checkOpenFiles } from './budget.js'
 
@@ -11,7 +11,7 @@ import { checkOpenFiles } from './budget.js'
  * The loser of a race (the pod is being run by another process, or is
  * gone) gets a PodChangedStateError saying so.
  */
-export const startPrepared = (pod: Pod, claims: EnsureBoundOptions = {}): { pod: Pod; manifest: PodManifest } => {
+export const startPrepared = async (pod: Pod, claims: EnsureBoundOptions = {}): Promise<{ pod: Pod; manifest: PodManifest }> => {
   // The lock comes first: before it the pod may be run or removed by
   // someone else, after it the pod (and its manifest) is ours.
   let manifest: PodManifest | undefined
@@ -22,7 +22,7 @@ export const startPrepared = (pod: Pod, claims: EnsureBoundOptions = {}): { pod:
     if (pod.dir === 'prepared' && !pod.tryExclusiveLock()) throw new PodChangedStateError(pod.uuid)
     // Volumes are set up before the pod runs, so that a refused claim
     // (exit 4) leaves the pod prepared (lib/volume/pod-volumes.ts).
-    if (pod.holdsLock) manifest = setUpVolumes(pod, claims)
+    if (pod.holdsLock) manifest = await setUpVolumes(pod, claims)
     pod.toRun()
   } catch (er) {
     if (er instanceof PodChangedStateError) {
@@ -34,11 +34,12 @@ export const startPrepared = (pod: Pod, claims: EnsureBoundOptions = {}): { pod:
 }
 
 /** Sets up the volumes of a pod this process holds locked; unlocks it if that fails. */
-const setUpVolumes = (pod: Pod, claims: EnsureBoundOptions): PodManifest => {
+const setUpVolumes = async (pod: Pod, claims: EnsureBoundOptions): Promise<PodManifest> => {
   try {
     const { manifest } = pod.podManifest()
     checkOpenFiles(manifest)
-    setUpPodVolumes(pod, manifest, undefined, undefined, claims)
+    await ensureClaimsBound(pod.dataDir, manifest, claims)
+    setUpPodVolumes(pod, manifest)
     return manifest
   } catch (er) {
     pod.unlock()

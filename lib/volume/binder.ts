@@ -16,13 +16,14 @@ import { PodctlError, isPodctlError } from '../errors.js'
 import type { PodManifest } from '../pod/manifest.js'
 import { isoTime } from '../pod/record.js'
 import { Include, listPods } from '../pod/walk.js'
-import { sleepSync } from '../poll.js'
+import { sleep } from '../poll.js'
 import { parseBytes } from './bytes.js'
 import { readClass, type VolumeClass } from './classes.js'
 import { CLAIM, createClaim, findClaim, readClaim, saveClaim, withClaimLock, type VolumeClaim } from './claims.js'
 import { controllerLive } from './lease.js'
 import { removeObject } from './objects.js'
-import { bindStaticVolume, createVolume, listVolumes, markReleased, reclaimReleased, type PvRecord, type ReclaimOutcome } from './persistent.js'
+import { bindStaticVolume, createVolume, isProvisionedName, listVolumes, markReleased, readVolume, reclaimReleased, volumeExists, type PvRecord, type ReclaimOutcome } from './persistent.js'
+import { pvView } from './pv-view.js'
 import { IgnoredError, provisionerOf, type ProvisionRequest, type Provisioner } from './provisioner.js'
 
 export interface BinderOptions {
@@ -34,6 +35,8 @@ export interface BinderOptions {
   exponentialBackoff?: boolean
   /** After this many failures of one claim, no more tries until it changes (0: for ever). */
   failedProvisionThreshold?: number
+  /** How long to wait for a claim's lock (default 30s); 0: LockBusyError at once (a controller requeues instead of blocking its workers). */
+  lockWaitMs?: number
 }
 
 export const defaultIdentity = (): string => `${os.hostname()}/${process.pid}`
@@ -75,21 +78,21 @@ export interface SyncResult {
  * provisioned through its class. Failures are recorded on the claim
  * (events, failures, retry_at), not thrown, unless the claim is gone.
  */
-export const syncClaim = (dataDir: string, name: string, opts: BinderOptions = {}): SyncResult =>
-  withClaimLock(dataDir, name, () => {
+export const syncClaim = (dataDir: string, name: string, opts: BinderOptions = {}): Promise<SyncResult> =>
+  withClaimLock(dataDir, name, async (): Promise<SyncResult> => {
     let c = readClaim(dataDir, name)
     if (c.phase === 'bound') {
-      if (c.volume !== null && !listVolumes(dataDir).some((v) => v.name === c.volume)) {
+      if (c.volume !== null && !volumeExists(dataDir, c.volume)) {
         c = saveClaim(dataDir, { ...c, phase: 'lost' }, { type: 'Warning', reason: 'ProvisioningFailed', message: `volume ${c.volume} disappeared` })
       }
       return { claim: c, outcome: 'bound' }
     }
     if (c.phase === 'lost') return { claim: c, outcome: 'bound' }
-    const volumes = listVolumes(dataDir)
-    const mine = volumes.find((v) => v.claim_ref?.uid === c.uid)
+    const statics = staticVolumes(dataDir)
+    const mine = ownVolume(dataDir, c, statics)
     if (mine) return { claim: bound(dataDir, c, mine, `bound to volume ${mine.name}`), outcome: mine.provisioned ? 'provisioned' : 'bound' }
     if (c.provisioning === null) {
-      for (const v of volumes) {
+      for (const v of statics) {
         if (!v.provisioned && bindStaticVolume(dataDir, v.name, { name: c.name, uid: c.uid }, fits(c))) {
           return { claim: bound(dataDir, c, v, `bound to available volume ${v.name}`), outcome: 'bound' }
         }
@@ -100,9 +103,27 @@ export const syncClaim = (dataDir: string, name: string, opts: BinderOptions = {
     if (threshold > 0 && c.failures >= threshold) return { claim: c, outcome: 'given-up' }
     if (c.retry_at !== null && Date.parse(c.retry_at) > Date.now()) return { claim: c, outcome: 'waiting' }
     return provision(dataDir, c, opts)
-  })
+  }, opts.lockWaitMs)
 
-const provision = (dataDir: string, claim: VolumeClaim, opts: BinderOptions): SyncResult => {
+const staticVolumes = (dataDir: string): PvRecord[] => listVolumes(dataDir, (n) => !isProvisionedName(n))
+
+/** The volume that names claim `c`: the one provisioned for it (found by name), or a static one (bound, or left naming it by a crash). */
+const ownVolume = (dataDir: string, c: VolumeClaim, statics = staticVolumes(dataDir)): PvRecord | undefined =>
+  provisionedFor(dataDir, c) ?? statics.find((v) => v.claim_ref?.uid === c.uid)
+
+/** The volume provisioned for claim `c`, if there is one yet: its name is the claim's uid. */
+const provisionedFor = (dataDir: string, c: VolumeClaim): PvRecord | undefined => {
+  const name = c.provisioning?.volume ?? `pvc-${c.uid}`
+  if (!volumeExists(dataDir, name)) return undefined
+  try {
+    const v = readVolume(dataDir, name)
+    return v.claim_ref?.uid === c.uid ? v : undefined
+  } catch {
+    return undefined // half-made or damaged: provisioning makes it again or says why
+  }
+}
+
+const provision = async (dataDir: string, claim: VolumeClaim, opts: BinderOptions): Promise<SyncResult> => {
   let c = claim
   const identity = opts.identity ?? defaultIdentity()
   const cls = readClass(dataDir, c.class!)
@@ -120,7 +141,7 @@ const provision = (dataDir: string, claim: VolumeClaim, opts: BinderOptions): Sy
   const started = performance.now()
   let result
   try {
-    result = provisioner.provision(req)
+    result = await provisioner.provision(req)
   } catch (er) {
     const error = isPodctlError(er) ? er : new PodctlError('EFAILED', (er as Error).message, undefined, { cause: er })
     const failures = c.failures + 1
@@ -156,7 +177,7 @@ const provision = (dataDir: string, claim: VolumeClaim, opts: BinderOptions): Sy
     })
   } catch (er) {
     // Made by an earlier try that died before the claim said so.
-    const existing = listVolumes(dataDir).find((x) => x.name === volumeName && x.claim_ref?.uid === c.uid)
+    const existing = provisionedFor(dataDir, c)
     if (!existing) throw er
     v = existing
   }
@@ -188,7 +209,7 @@ export interface ReleaseResult {
  * that is not removed uses it) and releases its volume; with `reclaim`,
  * applies the volume's reclaim policy now (no controller runs).
  */
-export const removeClaim = (dataDir: string, name: string, opts: BinderOptions & { reclaim: boolean }): ReleaseResult => {
+export const removeClaim = async (dataDir: string, name: string, opts: BinderOptions & { reclaim: boolean }): Promise<ReleaseResult> => {
   const released = withClaimLock(dataDir, name, () => {
     const c = readClaim(dataDir, name)
     const pods = podsUsingClaim(dataDir, name)
@@ -200,31 +221,40 @@ export const removeClaim = (dataDir: string, name: string, opts: BinderOptions &
       )
     }
     // The volume first: a crash after it leaves a claim that syncs to "lost" and can be removed again.
-    const volume = listVolumes(dataDir).find((v) => v.claim_ref?.uid === c.uid)
+    const volume = ownVolume(dataDir, c)
     if (volume) markReleased(dataDir, volume.name, c.uid)
     removeObject(dataDir, CLAIM, name)
     return { claim: c, volume: volume?.name ?? null }
-  })
+  }, opts.lockWaitMs)
   if (!opts.reclaim || released.volume === null) return released
-  return { ...released, reclaim: reclaimVolume(dataDir, released.volume, opts) }
+  try {
+    return { ...released, reclaim: await reclaimVolume(dataDir, released.volume, opts) }
+  } catch (er) {
+    throw new PodctlError(
+      'EFAILED',
+      `volume claim ${name} is removed, but deleting its volume ${released.volume} failed: ${(er as Error).message}`,
+      `the volume stays released: podctl controller --once (or a running controller) tries the delete again`,
+      { cause: er },
+    )
+  }
 }
 
 /** Applies the reclaim policy of a released volume (see reclaimReleased), its provisioner deleting its storage. */
-export const reclaimVolume = (dataDir: string, name: string, opts: BinderOptions = {}): ReclaimOutcome =>
-  reclaimReleased(dataDir, name, (rec) => {
+export const reclaimVolume = (dataDir: string, name: string, opts: BinderOptions = {}): Promise<ReclaimOutcome> =>
+  reclaimReleased(dataDir, name, async (rec) => {
     const p = rec.provisioned
     if (!p) return true // a static volume: its data goes with it
     const provisioner = (opts.provisionerFor ?? ((c) => provisionerOf(c)))({ name: p.class, provisioner: p.provisioner, parameters: p.parameters } as VolumeClass)
-    const v = { name: rec.name, path: p.path, capacity_bytes: p.capacity_bytes, class: p.class, parameters: p.parameters, claim: rec.claim_ref?.name ?? '' }
+    const v = { ...pvView(dataDir, rec), capacity_bytes: p.capacity_bytes, class: p.class, parameters: p.parameters, claim: rec.claim_ref?.name ?? '' }
     if (provisioner.shouldDelete && !provisioner.shouldDelete(v)) return false
     try {
-      provisioner.delete(v)
+      await provisioner.delete(v)
     } catch (er) {
       if (er instanceof IgnoredError) return false
       throw er
     }
     return true
-  })
+  }, opts.lockWaitMs !== 0)
 
 /** Released volumes whose reclaim policy is still to be applied (a crash, a failed delete, or a controller's work). */
 export const releasedVolumes = (dataDir: string): string[] => listVolumes(dataDir).filter((v) => v.phase === 'released').map((v) => v.name)
@@ -254,7 +284,7 @@ export interface EnsureBoundOptions extends BinderOptions {
  * Without a live controller, this process provisions them (inline); with
  * one, it waits for the controller to (ETIMEOUT after `timeoutMs`).
  */
-export const ensureClaimsBound = (dataDir: string, m: PodManifest, opts: EnsureBoundOptions = {}): void => {
+export const ensureClaimsBound = async (dataDir: string, m: PodManifest, opts: EnsureBoundOptions = {}): Promise<void> => {
   const deadline = Date.now() + (opts.timeoutMs ?? 5 * 60_000)
   for (const v of m.volumes ?? []) {
     if (v.kind !== 'persistent') continue
@@ -264,7 +294,7 @@ export const ensureClaimsBound = (dataDir: string, m: PodManifest, opts: EnsureB
       if (c.phase === 'lost') throw new PodctlError('EBADSTATE', `volume claim ${c.name} lost its volume ${c.volume}`, `remove the claim and make it again: podctl volume claim rm ${c.name}`)
       const live = controllerLive(dataDir)
       if (!live) {
-        const r = syncClaim(dataDir, c.name, opts)
+        const r = await syncClaim(dataDir, c.name, opts)
         if (r.claim.phase === 'bound') break
         if (r.outcome === 'failed') throw new PodctlError('EFAILED', `cannot provision a volume for claim ${c.name}: ${r.error!.message}`, `see podctl volume claim inspect ${c.name}`)
         if (r.outcome === 'no-class') throw new PodctlError('EBADSTATE', `volume claim ${c.name} names no class and no available volume fits it`, `create a volume (podctl volume create NAME) or give the claim a class`)
@@ -274,7 +304,7 @@ export const ensureClaimsBound = (dataDir: string, m: PodManifest, opts: EnsureB
         throw new PodctlError('ETIMEOUT', `volume claim ${c.name} is still pending${live ? ' (a controller is working on it)' : ''}`, `see podctl volume claim inspect ${c.name}`)
       }
       opts.onWait?.(live ? `waiting for the controller to bind claim ${c.name}` : `waiting for the provisioner of claim ${c.name}`)
-      sleepSync(Math.min(250, Math.max(1, deadline - Date.now())))
+      await sleep(Math.min(250, Math.max(1, deadline - Date.now())))
     }
   }
 }

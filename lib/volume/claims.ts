@@ -62,9 +62,9 @@ export const CLAIM: ObjectKind<VolumeClaim> = {
 
 const claimLock = (dataDir: string, name: string): string => path.join(volumeLocksDir(dataDir), `claim.${name}`)
 
-/** Runs `fn` holding the claim's lock (waiting up to `timeoutMs` for it). */
+/** Runs `fn` holding the claim's lock, waiting up to `timeoutMs` for it (0: LockBusyError at once if held). */
 export const withClaimLock = <T>(dataDir: string, name: string, fn: () => T, timeoutMs = DEFAULT_WAIT_MS): T =>
-  withVolumeLock(claimLock(dataDir, name), `volume claim ${name}`, { wait: true, timeoutMs }, fn)
+  withVolumeLock(claimLock(dataDir, name), `volume claim ${name}`, { wait: timeoutMs > 0, timeoutMs }, fn)
 
 export const checkClaimName = (name: string): void => {
   if (!NAME_RE.test(name)) {

@@ -14,12 +14,21 @@ export const acquireVolumeLock = (lock: string, what: string, opts: AcquireOptio
   return acquireLockAt(lock, what, opts)
 }
 
-/** Runs `fn` holding the volume lock at `lock`; always releases it. */
+/**
+ * Runs `fn` holding the volume lock at `lock`; always releases it. When
+ * `fn` returns a promise (a provisioner called asynchronously), the lock
+ * is held until it settles.
+ */
 export const withVolumeLock = <T>(lock: string, what: string, opts: AcquireOptions, fn: () => T): T => {
   const held = acquireVolumeLock(lock, what, opts)
+  let result: T
   try {
-    return fn()
-  } finally {
+    result = fn()
+  } catch (er) {
     held.release()
+    throw er
   }
+  if (result instanceof Promise) return result.finally(() => held.release()) as T
+  held.release()
+  return result
 }

@@ -31,6 +31,7 @@ import { isoTime } from '../pod/record.js'
 import { PV_CLAIMS, PV_DATA, PV_RECORD, pvClaimsDir, pvDataDir, pvDir, pvLockPath, volumesRoot } from './layout.js'
 import { withVolumeLock as withLock } from './locking.js'
 import { diskUsage } from './metrics.js'
+import { withEvent, type ObjectEvent } from './objects.js'
 
 export type ReclaimPolicy = 'retain' | 'delete' | 'recycle'
 export const RECLAIM_POLICIES: readonly ReclaimPolicy[] = ['retain', 'delete', 'recycle']
@@ -55,6 +56,8 @@ export interface PvRecord {
   claim_ref?: ClaimRef | null
   /** How a provisioned volume was made, for its deletion (the class may be gone by then). */
   provisioned?: Provisioned | null
+  /** Its last events (VolumeFailedDelete), as a claim keeps its own. */
+  events?: ObjectEvent[]
 }
 
 export interface ClaimRef {
@@ -107,11 +110,22 @@ export const checkVolumeName = (name: string): void => {
 }
 
 const lockOpts = { wait: true, timeoutMs: DEFAULT_WAIT_MS }
-const withVolumeLock = <T>(dataDir: string, name: string, fn: () => T): T => withLock(pvLockPath(dataDir, name), `persistent volume ${name}`, lockOpts, fn)
+const withVolumeLock = <T>(dataDir: string, name: string, fn: () => T, opts = lockOpts): T => withLock(pvLockPath(dataDir, name), `persistent volume ${name}`, opts, fn)
+
+/**
+ * Provisioned volumes are named pvc-<claim uid>, and no other volume may
+ * be: the binder then tells a claim's provisioned volume and the static
+ * volumes it may bind apart by name, without reading every record.
+ */
+const PROVISIONED_NAME_RE = /^pvc-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+export const isProvisionedName = (name: string): boolean => PROVISIONED_NAME_RE.test(name)
 
 /** Creates a persistent volume, atomically: built under a temporary name, then renamed into place. */
 export const createVolume = (dataDir: string, name: string, opts: CreateVolumeOptions = {}): PvRecord => {
   checkVolumeName(name)
+  if (isProvisionedName(name) && !opts.provisioned) {
+    throw new PodctlError('EUSAGE', `${JSON.stringify(name)} is not a valid volume name: names of the form pvc-<uuid> are kept for provisioned volumes`, 'choose another name')
+  }
   const rec: PvRecord = {
     version: 1,
     name,
@@ -130,7 +144,8 @@ export const createVolume = (dataDir: string, name: string, opts: CreateVolumeOp
   const tmp = path.join(root, `.new-${name}-${uniqueSuffix()}`)
   fs.mkdirSync(tmp, { mode: DIR_MODE })
   try {
-    fs.mkdirSync(path.join(tmp, PV_DATA), { mode: DIR_MODE })
+    // A provisioner that answered a path keeps the data there: no data/ of our own.
+    if (!opts.provisioned?.path) fs.mkdirSync(path.join(tmp, PV_DATA), { mode: DIR_MODE })
     fs.mkdirSync(path.join(tmp, PV_CLAIMS), { mode: DIR_MODE })
     writeFileAtomic(tmp, PV_RECORD, `${JSON.stringify(rec)}\n`, { sync: true })
     try {
@@ -180,8 +195,8 @@ const pvPresent = (dataDir: string, name: string): boolean => {
   }
 }
 
-/** Every persistent volume, by name. Damaged or half-made entries are skipped. */
-export const listVolumes = (dataDir: string): PvRecord[] => {
+/** Every persistent volume (whose name passes `only`), by name. Damaged or half-made entries are skipped. */
+export const listVolumes = (dataDir: string, only: (name: string) => boolean = () => true): PvRecord[] => {
   let names: string[]
   try {
     names = fs.readdirSync(volumesRoot(dataDir))
@@ -191,7 +206,7 @@ export const listVolumes = (dataDir: string): PvRecord[] => {
   }
   const out: PvRecord[] = []
   for (const n of names.sort()) {
-    if (!NAME_RE.test(n)) continue // temporaries: .new-*, .gone-*
+    if (!NAME_RE.test(n) || !only(n)) continue // temporaries: .new-*, .gone-*
     try {
       out.push(readVolume(dataDir, n))
     } catch {
@@ -376,8 +391,12 @@ export const releaseVolume = (dataDir: string, name: string, uuid: string, opts:
 const finishRecycle = (dataDir: string, rec: PvRecord): PvRecord => {
   const dir = pvDir(dataDir, rec.name)
   writeFileAtomic(dir, PV_RECORD, `${JSON.stringify({ ...rec, phase: 'recycling' })}\n`, { sync: true })
-  const data = pvDataDir(dataDir, rec.name)
+  const data = volumeDataPath(dataDir, rec)
   const st = fs.lstatSync(data, { throwIfNoEntry: false })
+  if (rec.provisioned?.path && !st?.isDirectory()) {
+    // The provisioner's directory, not ours to remake.
+    throw new PodctlError('EFAILED', `persistent volume ${rec.name} could not be recycled: its data directory ${data} is gone`, `remove the volume: podctl volume rm ${rec.name}`)
+  }
   if (st && !st.isDirectory()) removeTree(data) // a link or file put in its place: unlinked, not followed
   if (!st || !st.isDirectory()) fs.mkdirSync(data, { mode: DIR_MODE })
   for (const n of fs.readdirSync(data)) removeTree(path.join(data, n))
@@ -488,22 +507,34 @@ export type ReclaimOutcome = 'retained' | 'deleted' | 'recycled' | 'ignored' | '
  * volume released. Its failure is thrown, and the volume stays released
  * for the next try.
  */
-export const reclaimReleased = (dataDir: string, name: string, deleteStorage: (rec: PvRecord) => boolean): ReclaimOutcome =>
-  withVolumeLock(dataDir, name, () => {
-    if (!pvPresent(dataDir, name)) return 'not-released'
-    const rec = readVolume(dataDir, name)
-    if (rec.phase !== 'released') return 'not-released'
-    const free = (r: PvRecord): void => writeFileAtomic(pvDir(dataDir, name), PV_RECORD, `${JSON.stringify({ ...r, phase: 'available', claim_ref: null })}\n`, { sync: true })
-    switch (rec.reclaim) {
-      case 'retain':
-        free(rec)
-        return 'retained'
-      case 'recycle':
-        free(finishRecycle(dataDir, { ...rec, phase: 'recycling' }))
-        return 'recycled'
-      case 'delete':
-        if (!deleteStorage(rec)) return 'ignored'
-        deleteVolumeDir(dataDir, name)
-        return 'deleted'
-    }
-  })
+export const reclaimReleased = (dataDir: string, name: string, deleteStorage: (rec: PvRecord) => Promise<boolean>, wait = true): Promise<ReclaimOutcome> =>
+  withVolumeLock(
+    dataDir,
+    name,
+    async (): Promise<ReclaimOutcome> => {
+      if (!pvPresent(dataDir, name)) return 'not-released'
+      const rec = readVolume(dataDir, name)
+      if (rec.phase !== 'released') return 'not-released'
+      const free = (r: PvRecord): void => writeFileAtomic(pvDir(dataDir, name), PV_RECORD, `${JSON.stringify({ ...r, phase: 'available', claim_ref: null })}\n`, { sync: true })
+      switch (rec.reclaim) {
+        case 'retain':
+          free(rec)
+          return 'retained'
+        case 'recycle':
+          free(finishRecycle(dataDir, { ...rec, phase: 'recycling' }))
+          return 'recycled'
+        case 'delete':
+          try {
+            if (!(await deleteStorage(rec))) return 'ignored'
+          } catch (er) {
+            // Kept on the volume, which stays released for the next try: `volume inspect` says why.
+            const events = withEvent(rec.events ?? [], 'Warning', 'VolumeFailedDelete', (er as Error).message)
+            writeFileAtomic(pvDir(dataDir, name), PV_RECORD, `${JSON.stringify({ ...rec, events })}\n`, { sync: true })
+            throw er
+          }
+          deleteVolumeDir(dataDir, name)
+          return 'deleted'
+      }
+    },
+    wait ? lockOpts : { wait: false, timeoutMs: 0 },
+  )

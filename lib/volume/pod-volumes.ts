@@ -14,7 +14,6 @@ import { MANIFEST_FILE } from '../pod/record.js'
 import { TS_DIR_NAME_BYTES } from './atomic-writer.js'
 import { OperationExecutor, type OperationOptions } from './executor.js'
 import { mountPoints, planMounts, setUpOrder } from './plan.js'
-import { ensureClaimsBound, type EnsureBoundOptions } from './binder.js'
 import { findClaim, volumeOfClaim } from './claims.js'
 import { readVolume, volumeDataPath, volumeExists } from './persistent.js'
 import { defaultRegistry } from './plugins/index.js'
@@ -22,7 +21,7 @@ import type { PluginRegistry } from './registry.js'
 import { recordedVolumes, removeVolumeStateDir } from './state.js'
 import { allowTraverse } from '../fs/modes.js'
 import { resolveAppUser, type AppUser } from '../pod/app-user.js'
-import { POD_VOLUMES, podVolumeDir, pvDataDir, pvDir, volumeLocksDir, volumeStateDir, volumesRoot } from './layout.js'
+import { POD_VOLUMES, podVolumeDir, pvDir, volumeLocksDir, volumeStateDir, volumesRoot } from './layout.js'
 import { parsePodManifest } from './manifest.js'
 import type { PodRef, RecordedMountPoint, VolumeSpec } from './types.js'
 
@@ -109,17 +108,17 @@ export const podMountPoints = (pod: PodRef, m: PodManifest, registry: PluginRegi
  * them, and makes every mount point. The caller holds the pod's lock (and
  * keeps it while the pod runs: persistent claims hold as long as it does).
  * All or nothing: on failure, what this call set up is torn down again.
+ * The claims the manifest names are bound first (ensureClaimsBound, which
+ * may provision): a claim still pending is refused here (EBADSTATE).
  */
 export const setUpPodVolumes = (
   pod: LockablePod,
   m: PodManifest,
   opts: OperationOptions = { wait: true },
   registry: PluginRegistry = defaultRegistry(),
-  claims: EnsureBoundOptions = {},
 ): void => {
   if (!m.volumes || m.volumes.length === 0) return
   if (!pod.holdsLock) throw bug(`setting up the volumes of pod ${pod.uuid} without its lock`)
-  ensureClaimsBound(pod.dataDir, m, claims)
   const ex = new OperationExecutor(pod, registry)
   const specs = specsOf(m)
   const points = podMountPoints(pod, m, registry)

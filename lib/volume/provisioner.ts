@@ -4,12 +4,13 @@
  * `local` (a directory under the data dir) and `exec:/abs/path` (an
  * external program speaking JSON on stdin and stdout, CONTRACT §8).
  */
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import { PodctlError } from '../errors.js'
 import { parseDuration } from '../duration.js'
 import { parseBytes } from './bytes.js'
 import type { VolumeClass } from './classes.js'
+import type { PvView } from './pv-view.js'
 
 /** The seed's ProvisioningState. */
 export type ProvisioningState = 'Finished' | 'Background' | 'NoChange'
@@ -32,13 +33,15 @@ export interface ProvisionedVolume {
 
 export type ProvisionResult = { state: 'Finished'; volume: ProvisionedVolume } | { state: 'Background' | 'NoChange'; message: string }
 
-/** What delete is given: the volume as stored. */
-export interface VolumeToDelete {
-  name: string
-  path: string | null
+/**
+ * What delete is given: the volume's JSON as `volume inspect` shows it
+ * (its data at `path`), with what its class and provisioner said of it.
+ */
+export interface VolumeToDelete extends PvView {
   capacity_bytes: number | null
   class: string
   parameters: Record<string, string>
+  /** The claim that released it. */
   claim: string
 }
 
@@ -52,10 +55,13 @@ export class IgnoredError extends Error {
   }
 }
 
+/** A provisioner may answer at once or later: the controller's workers wait for it without blocking each other. */
+export type Awaitable<T> = T | Promise<T>
+
 export interface Provisioner {
-  provision(req: ProvisionRequest): ProvisionResult
+  provision(req: ProvisionRequest): Awaitable<ProvisionResult>
   /** Removes the storage (not the volume's record); throws IgnoredError when it is not its volume. */
-  delete(v: VolumeToDelete): void
+  delete(v: VolumeToDelete): Awaitable<void>
   /** The seed's Qualifier: whether to provision this claim at all. */
   shouldProvision?(req: ProvisionRequest): boolean
   shouldDelete?(v: VolumeToDelete): boolean
@@ -79,23 +85,69 @@ export const localProvisioner: Provisioner = {
 const DEFAULT_EXEC_TIMEOUT_MS = 5 * 60_000
 const MAX_ANSWER_BYTES = 1024 * 1024
 
-/** Runs `program verb` with `input` on stdin; its JSON answer, or EFAILED with its stderr. */
-const callExec = (program: string, verb: 'provision' | 'delete', input: unknown, timeoutMs: number): Record<string, unknown> => {
-  const r = spawnSync(program, [verb], {
-    input: JSON.stringify(input),
-    encoding: 'utf8',
-    timeout: timeoutMs,
-    killSignal: 'SIGKILL',
-    maxBuffer: MAX_ANSWER_BYTES,
-    stdio: ['pipe', 'pipe', 'pipe'],
+interface ProgramOutput {
+  status: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+  /** Why it could not start (no such file, not executable). */
+  startError?: string
+  /** Why it was killed: it timed out or said too much. */
+  killedFor?: string
+}
+
+/**
+ * Runs `program verb` with `input` on stdin, asynchronously (a slow
+ * provisioner holds up neither the other workers nor the lease's
+ * renewal). Killed after `timeoutMs`, or once stdout passes
+ * MAX_ANSWER_BYTES; only the tail of stderr is kept.
+ */
+const runProgram = (program: string, verb: string, input: string, timeoutMs: number): Promise<ProgramOutput> =>
+  new Promise((resolve) => {
+    const child = spawn(program, [verb], { stdio: ['pipe', 'pipe', 'pipe'] })
+    const out: Buffer[] = []
+    let outBytes = 0
+    let stderr = ''
+    let killedFor: string | undefined
+    let startError: string | undefined
+    const stop = (why: string): void => {
+      killedFor ??= why
+      child.kill('SIGKILL')
+    }
+    const timer = setTimeout(() => stop(`took longer than ${timeoutMs / 1000}s and was killed`), timeoutMs)
+    child.stdout.on('data', (b: Buffer) => {
+      outBytes += b.length
+      if (outBytes > MAX_ANSWER_BYTES) return stop(`printed more than ${MAX_ANSWER_BYTES} bytes and was killed`)
+      out.push(b)
+    })
+    child.stderr.on('data', (b: Buffer) => {
+      stderr = (stderr + b.toString('utf8')).slice(-4000)
+    })
+    // A provisioner that exits without reading its input closes the pipe under us: its exit status tells.
+    child.stdin.on('error', () => {})
+    child.stdin.end(input)
+    child.on('error', (er: NodeJS.ErrnoException) => {
+      if (child.pid === undefined) startError = er.code === 'ENOENT' ? 'no such file' : er.code === 'EACCES' ? 'not executable' : er.message
+    })
+    child.on('close', (status, signal) => {
+      clearTimeout(timer)
+      resolve({
+        status,
+        signal,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: stderr.trim().slice(-2000),
+        ...(startError !== undefined ? { startError } : {}),
+        ...(killedFor !== undefined ? { killedFor } : {}),
+      })
+    })
   })
-  const stderr = (r.stderr ?? '').trim().slice(-2000)
-  const said = stderr ? `: ${stderr}` : ''
-  if (r.error) {
-    const code = (r.error as NodeJS.ErrnoException).code
-    if (code === 'ETIMEDOUT') throw new PodctlError('EFAILED', `provisioner ${program} ${verb} took longer than ${timeoutMs / 1000}s and was killed${said}`)
-    throw new PodctlError('EFAILED', `cannot run provisioner ${program}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'not executable' : r.error.message}`)
-  }
+
+/** Runs `program verb` with `input` on stdin; its JSON answer, or EFAILED with its stderr. */
+const callExec = async (program: string, verb: 'provision' | 'delete', input: unknown, timeoutMs: number): Promise<Record<string, unknown>> => {
+  const r = await runProgram(program, verb, JSON.stringify(input), timeoutMs)
+  const said = r.stderr ? `: ${r.stderr}` : ''
+  if (r.startError !== undefined) throw new PodctlError('EFAILED', `cannot run provisioner ${program}: ${r.startError}`)
+  if (r.killedFor !== undefined) throw new PodctlError('EFAILED', `provisioner ${program} ${verb} ${r.killedFor}${said}`)
   if (r.status !== 0) throw new PodctlError('EFAILED', `provisioner ${program} ${verb} failed (${r.signal ? `killed by ${r.signal}` : `exit code ${r.status}`})${said}`)
   let answer: unknown
   try {
@@ -113,14 +165,14 @@ const execTimeout = (cls: { parameters: Record<string, string> }): number =>
 
 /** `exec:/abs/path`: the CONTRACT §8 protocol. */
 export const execProvisioner = (program: string): Provisioner => ({
-  provision: (req) => {
+  provision: async (req) => {
     const input = {
       volume_name: req.volumeName,
       claim: req.claim,
       class: { name: req.class.name, parameters: req.class.parameters },
       data_dir: req.dataDir,
     }
-    const a = callExec(program, 'provision', input, execTimeout(req.class))
+    const a = await callExec(program, 'provision', input, execTimeout(req.class))
     if (a.state === 'background') return { state: 'Background', message: `provisioner ${program} is still provisioning ${req.volumeName}` }
     if (typeof a.path !== 'string' || !a.path.startsWith('/')) throw new PodctlError('EFAILED', `provisioner ${program} answered ${JSON.stringify(a)}: "path" must be an absolute path`)
     if (a.capacity_bytes !== undefined && a.capacity_bytes !== null && !Number.isSafeInteger(a.capacity_bytes)) {
@@ -129,8 +181,8 @@ export const execProvisioner = (program: string): Provisioner => ({
     if (!fs.statSync(a.path, { throwIfNoEntry: false })?.isDirectory()) throw new PodctlError('EFAILED', `provisioner ${program} answered path ${a.path}, which is not a directory`)
     return { state: 'Finished', volume: { path: a.path, capacityBytes: (a.capacity_bytes as number | undefined) ?? null } }
   },
-  delete: (v) => {
-    const a = callExec(program, 'delete', v, execTimeout(v))
+  delete: async (v) => {
+    const a = await callExec(program, 'delete', v, execTimeout(v))
     if (typeof a.ignored === 'string') throw new IgnoredError(a.ignored)
   },
 })

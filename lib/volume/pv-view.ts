@@ -3,9 +3,9 @@
  * list leaves out usage (a walk per volume); inspect adds it.
  */
 import type { AccessMode } from '../pod/manifest.js'
-import { pvDataDir } from './layout.js'
 import { volumeMetrics } from './metrics.js'
-import { claimViews, readVolume, type PvRecord, type ReclaimPolicy } from './persistent.js'
+import { claimViews, readVolume, volumeDataPath, type PvRecord, type ReclaimPolicy } from './persistent.js'
+import type { ObjectEvent } from './objects.js'
 import type { Metrics } from './types.js'
 
 export interface ClaimSummary {
@@ -31,6 +31,10 @@ export interface PvView {
   claims: ClaimSummary[]
   /** The running pods among them. */
   in_use_by: string[]
+  /** Its claim object, when one is bound to it or released it. */
+  claim: string | null
+  /** Its last events (a failed delete). */
+  events: ObjectEvent[]
 }
 
 export interface PvInspectView extends PvView, Metrics {
@@ -44,7 +48,7 @@ export const pvView = (dataDir: string, rec: PvRecord): PvView => {
   return {
     name: rec.name,
     kind: 'persistent',
-    path: pvDataDir(dataDir, rec.name),
+    path: volumeDataPath(dataDir, rec),
     created_at: rec.created_at,
     reclaim: rec.reclaim,
     access_mode: rec.access_mode,
@@ -52,6 +56,8 @@ export const pvView = (dataDir: string, rec: PvRecord): PvView => {
     phase: rec.phase === 'available' && claims.length > 0 ? 'bound' : rec.phase,
     claims,
     in_use_by: claims.filter((c) => c.running).map((c) => c.pod),
+    claim: rec.claim_ref?.name ?? null,
+    events: rec.events ?? [],
   }
 }
 

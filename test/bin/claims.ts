@@ -9,7 +9,7 @@ import { STACK_RE } from '../helpers/common.js'
 import { podctl, podctlAsync } from '../helpers/cli-util.js'
 
 /** An exec provisioner that logs each call (verb and volume name) and answers as `mode` says. */
-const provisionerScript = (dir: string, mode: 'ok' | 'fail' | 'ignore-delete', sleep = 0): string => {
+const provisionerScript = (dir: string, mode: 'ok' | 'fail' | 'ignore-delete' | 'fail-delete', sleep = 0): string => {
   const script = path.join(dir, 'prov.sh')
   const log = path.join(dir, 'calls.log')
   const store = path.join(dir, 'store')
@@ -20,11 +20,13 @@ const provisionerScript = (dir: string, mode: 'ok' | 'fail' | 'ignore-delete', s
 input=$(cat)
 name=$(printf '%s' "$input" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("volume_name") or d.get("name"))')
 echo "$1 $name" >> ${JSON.stringify(log)}
+[ "$1" = delete ] && printf '%s' "$input" > ${JSON.stringify(path.join(dir, 'delete-input.json'))}
 sleep ${sleep}
 case "$1:${mode}" in
   provision:fail) echo "no capacity left in the pool" >&2; exit 3 ;;
   provision:*) mkdir -p ${JSON.stringify(store)}/"$name"; printf '{"path": "%s/%s", "capacity_bytes": 1048576}' ${JSON.stringify(store)} "$name" ;;
   delete:ignore-delete) printf '{"ignored": "not mine"}' ;;
+  delete:fail-delete) echo "the array is offline" >&2; exit 4 ;;
   delete:*) rm -rf ${JSON.stringify(store)}/"$name"; printf '{}' ;;
 esac
 `,
@@ -160,6 +162,44 @@ t.test('exec provisioner: the protocol, once per claim; delete on claim rm; an i
   t.equal(podctl(dir2, ['volume', 'claim', 'rm', 'db']).status, 0, 'an ignored delete is not a failure')
   const kept = json(fs.readFileSync(path.join(dir2, 'volumes', v2, 'volume.json'), 'utf8'))
   t.equal(kept.phase, 'released', 'the volume stays, released')
+})
+
+t.test('an exec volume: inspect shows the provisioner\'s path; delete gets the volume\'s JSON; a failed delete is said, kept as an event, and retried', async (t) => {
+  const base = t.testdir({})
+  const dir = path.join(base, 'data')
+  const prog = provisionerScript(base, 'fail-delete')
+  t.equal(podctl(dir, ['volume', 'class', 'create', 'ext', '--provisioner', `exec:${prog}`, '--param', 'tier=gold']).status, 0)
+  t.equal(podctl(dir, ['volume', 'claim', 'create', 'db', '--class', 'ext', '--size', '1M']).status, 0)
+  t.equal(podctl(dir, ['controller', '--once']).status, 0)
+  const volume = json(podctl(dir, ['volume', 'claim', 'inspect', 'db', '--format', 'json']).stdout).volume
+  const v = json(podctl(dir, ['volume', 'inspect', volume, '--format', 'json']).stdout)
+  t.equal(v.path, path.join(base, 'store', volume), 'the data is where the provisioner said')
+  t.equal(v.claim, 'db')
+  t.notOk(fs.existsSync(path.join(dir, 'volumes', volume, 'data')), 'no empty data/ of its own')
+
+  const rm = podctl(dir, ['volume', 'claim', 'rm', 'db'])
+  t.equal(rm.status, 1, 'a failed delete is a failure')
+  t.match(rm.stderr, /volume claim db is removed, but deleting its volume pvc-\S+ failed: .*the array is offline/)
+  t.match(rm.stderr, /podctl controller --once/, 'says what retries it')
+  t.notMatch(rm.stderr, STACK_RE)
+  t.equal(podctl(dir, ['volume', 'claim', 'inspect', 'db']).status, 3, 'the claim is gone')
+  const input = json(fs.readFileSync(path.join(base, 'delete-input.json'), 'utf8'))
+  t.match(input, { name: volume, kind: 'persistent', path: v.path, phase: 'released', class: 'ext', parameters: { tier: 'gold' }, claim: 'db', capacity_bytes: 1048576 }, 'delete got the volume\'s JSON')
+  const after = json(podctl(dir, ['volume', 'inspect', volume, '--format', 'json']).stdout)
+  t.equal(after.phase, 'released', 'the volume stays released')
+  t.match(after.events.at(-1), { type: 'Warning', reason: 'VolumeFailedDelete', message: /the array is offline/ })
+  t.equal(podctl(dir, ['controller', '--once']).status, 0, 'a controller pass tries again')
+  t.equal(calls(base).filter((l) => l.startsWith('delete ')).length, 2, 'and calls delete again')
+  t.match(json(podctl(dir, ['volume', 'inspect', volume, '--format', 'json']).stdout).events.at(-1), { reason: 'VolumeFailedDelete', count: 2 }, 'the same failure is counted')
+})
+
+t.test('names of the form pvc-<uuid> are kept for provisioned volumes', async (t) => {
+  const dir = path.join(t.testdir({}), 'data')
+  const r = podctl(dir, ['volume', 'create', 'pvc-3f2a0e4c-1d2b-4c5d-8e9f-0a1b2c3d4e5f'])
+  t.equal(r.status, 2)
+  t.match(r.stderr, /kept for provisioned volumes/)
+  t.notOk(fs.existsSync(path.join(dir, 'volumes', 'pvc-3f2a0e4c-1d2b-4c5d-8e9f-0a1b2c3d4e5f')))
+  t.equal(podctl(dir, ['volume', 'create', 'pvc-data']).status, 0, 'other pvc- names are fine')
 })
 
 t.test('a failing exec provisioner: the run fails with its stderr; a Warning ProvisioningFailed event; the retry waits', async (t) => {

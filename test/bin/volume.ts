@@ -9,7 +9,7 @@ import { volumeManifest } from '../helpers/volume-util.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
 
-const VIEW_KEYS = ['access_mode', 'claims', 'created_at', 'in_use_by', 'kind', 'name', 'path', 'phase', 'reclaim', 'size_limit_bytes']
+const VIEW_KEYS = ['access_mode', 'claim', 'claims', 'created_at', 'events', 'in_use_by', 'kind', 'name', 'path', 'phase', 'reclaim', 'size_limit_bytes']
 const INSPECT_KEYS = [...VIEW_KEYS, 'available_bytes', 'capacity_bytes', 'over_size_limit', 'used_bytes', 'used_inodes'].sort()
 
 /** A refusal: the exit code, one "podctl: ..." message, no stack, nothing on stdout. */

@@ -12,7 +12,7 @@ t.test('moves a prepared pod to run/, locked by the caller, and returns its mani
   const dir = t.testdir({})
   const { uuid } = await preparePod(dir, manifest, { sync: false })
   const pod = podFromUUIDString(dir, uuid)
-  const started = startPrepared(pod)
+  const started = await startPrepared(pod)
   t.teardown(() => pod.close())
   t.equal(started.pod, pod)
   t.same(started.manifest, manifest)
@@ -25,10 +25,10 @@ t.test('a pod another process runs: the loser gets a lost-race error (exit 4)', 
   const dir = t.testdir({})
   const { uuid } = await preparePod(dir, manifest, { sync: false })
   const winner = podFromUUIDString(dir, uuid)
-  startPrepared(winner)
+  await startPrepared(winner)
   t.teardown(() => winner.close())
   const loser = podFromUUIDString(dir, uuid) // already sees run/
-  const er = t.throws(() => startPrepared(loser)) as PodctlError
+  const er = (await startPrepared(loser).then(() => undefined, (e: unknown) => e)) as PodctlError
   t.type(er, PodctlError)
   t.equal(er.exitCode, 4)
   t.match(er.message, /running/)
@@ -42,11 +42,11 @@ t.test('the loser looked before the winner moved the pod: still a lost race, not
   const loser = podFromUUIDString(dir, uuid)
   const winner = podFromUUIDString(dir, uuid)
   // ... and the winner gets there first.
-  startPrepared(winner)
+  await startPrepared(winner)
   t.teardown(() => winner.close())
   let caught: unknown
   try {
-    startPrepared(loser)
+    await startPrepared(loser)
   } catch (er) {
     caught = er
   }

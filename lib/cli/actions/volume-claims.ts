@@ -109,8 +109,8 @@ export const claimInspect = (ctx: Context, dataDir: string, name: string, opts: 
 
 /** Removes each claim; without a live controller, its volume's reclaim policy is applied here. */
 export const claimRm = (ctx: Context, dataDir: string, names: string[]): Promise<void> =>
-  forEachArgument(ctx, names, (name) => {
-    const r = removeClaim(dataDir, name, { reclaim: !controllerLive(dataDir) })
+  forEachArgument(ctx, names, async (name) => {
+    const r = await removeClaim(dataDir, name, { reclaim: !controllerLive(dataDir) })
     if (r.volume !== null && r.reclaim !== undefined && r.reclaim !== 'deleted' && ctx.io.errIsTTY) ctx.io.err(`volume ${r.volume}: ${r.reclaim}\n`)
     return `${name}\n`
   })
