@@ -10,7 +10,7 @@
  * provisioning instead of waiting for a dead controller, and standbys do
  * not wait out the lease of a SIGKILLed leader.
  */
-import { acquireLockAt } from '../lock/lock.js'
+import { withVolumeLock } from './locking.js'
 import { formatOwner, ownOwner, ownerAlive, parseOwner } from '../lock/owner.js'
 import { isoTime } from '../pod/record.js'
 import { controllerLeaseLock } from './layout.js'
@@ -66,14 +66,9 @@ export const controllerLive = (dataDir: string): boolean => {
   }
 }
 
-const withLeaseLock = <T>(dataDir: string, fn: () => T, timeoutMs: number): T => {
-  const lock = acquireLockAt(controllerLeaseLock(dataDir), 'the controller lease', { wait: true, timeoutMs })
-  try {
-    return fn()
-  } finally {
-    lock.release()
-  }
-}
+// volume-locks/ is made on first use: a data dir made by `podctl list` has none yet.
+const withLeaseLock = <T>(dataDir: string, fn: () => T, timeoutMs: number): T =>
+  withVolumeLock(controllerLeaseLock(dataDir), 'the controller lease', { wait: true, timeoutMs }, fn)
 
 const isMine = (l: Lease | undefined, identity: string): boolean => l?.holder === identity && l.owner === formatOwner(ownOwner())
 

@@ -79,6 +79,16 @@ t.test('--once binds every pending claim, records who did, gives the lease back 
   t.equal(volumes(dir).length, 3, 'one volume each')
 })
 
+t.test('a data dir made by another command (no class, no volume yet): the controller leads at once', async (t) => {
+  const dir = path.join(t.testdir({}), 'data')
+  t.equal(podctl(dir, ['list']).status, 0)
+  const r = podctl(dir, ['controller', '--once', '--identity', 'fresh'])
+  t.equal(r.status, 0, r.stderr)
+  t.notMatch(r.stderr, /ENOENT|lease:/, 'no lease errors')
+  t.match(lease(dir), { holder: null, transitions: 0 }, 'it took the lease and gave it back')
+  t.ok(fs.existsSync(path.join(dir, 'controller', 'lease.json')))
+})
+
 t.test('bad flags: exit 2 with a message, no stack trace', async (t) => {
   const dir = setUp(t)
   for (const args of [['--workers', '0'], ['--renew-deadline', '20s'], ['--resync', 'soon'], ['--metrics-address', 'nowhere'], ['--failed-provision-threshold', '-1']]) {
