@@ -50,6 +50,12 @@ export interface ControllerOptions {
   gcInterval?: number
   gcGracePeriod?: number
   gcExpirePrepared?: number
+  /**
+   * Runs one gc pass; in this process by default. The CLI runs `podctl gc`
+   * in a child process instead, so that a pass over many pods does not
+   * leave the controller's heap that large between passes.
+   */
+  gcRunner?: GcRunner
   /** One pass over everything, then return. */
   once?: boolean
   metrics?: ControllerMetrics
@@ -68,7 +74,15 @@ const DEFAULTS = {
   gcExpirePrepared: 24 * 3_600_000,
 }
 
-type Settings = Required<Omit<ControllerOptions, 'metrics' | 'log' | 'identity'>> & Pick<ControllerOptions, 'metrics' | 'log'>
+/** One gc pass over `dataDir` with these periods; how many pods it marked and deleted. */
+export type GcRunner = (dataDir: string, periods: { gracePeriodMs: number; expirePreparedMs: number }) => Promise<{ marked: number; deleted: number }>
+
+const gcInProcess: GcRunner = async (dataDir, periods) => {
+  const r = gc(dataDir, { ...periods, markOnly: false, beforeDelete: tearDownPodVolumes })
+  return { marked: r.marked.length, deleted: r.deleted.length }
+}
+
+type Settings = Required<Omit<ControllerOptions, 'metrics' | 'log' | 'identity' | 'gcRunner'>> & Pick<ControllerOptions, 'metrics' | 'log'>
 
 export class ProvisionController {
   readonly identity: string
@@ -80,6 +94,8 @@ export class ProvisionController {
   #leading = false
   #renewedAt = 0
   #deleteFailures = new Map<string, number>()
+  #gcRunning = false
+  readonly #gcRunner: GcRunner | undefined
 
   /**
    * `name` and `provisioner`: serve only classes whose provisioner is
@@ -89,6 +105,7 @@ export class ProvisionController {
   constructor(dataDir: string, name: string | null, provisioner: Provisioner | null, options: ControllerOptions = {}) {
     this.#dataDir = dataDir
     this.identity = options.identity ?? defaultIdentity()
+    this.#gcRunner = options.gcRunner
     this.#opts = {
       ...DEFAULTS,
       exponentialBackoff: true,
@@ -137,7 +154,7 @@ export class ProvisionController {
       timers.push(setInterval(() => this.#relist(), this.#opts.resyncPeriod))
       // A safety net beside the watch: pending claims are few and cheap to list, and a command may be waiting on one.
       timers.push(setInterval(() => this.#leading && this.#relistPending(), Math.min(this.#opts.resyncPeriod, 10 * this.#opts.retryPeriod)))
-      if (this.#opts.gcInterval > 0) timers.push(setInterval(() => this.#leading && this.#gc(), this.#opts.gcInterval))
+      if (this.#opts.gcInterval > 0) timers.push(setInterval(() => this.#leading && void this.#gc(), this.#opts.gcInterval))
       await this.#work(signal, false)
     } finally {
       for (const t of timers) clearInterval(t)
@@ -324,20 +341,21 @@ export class ProvisionController {
     }
   }
 
-  #gc(): void {
+  /** One gc pass, unless the last one is still running (a slow pass over many pods, or a child process). */
+  async #gc(): Promise<void> {
+    if (this.#gcRunning) return
+    this.#gcRunning = true
     try {
-      const r = gc(this.#dataDir, {
-        gracePeriodMs: this.#opts.gcGracePeriod,
-        expirePreparedMs: this.#opts.gcExpirePrepared,
-        markOnly: false,
-        beforeDelete: tearDownPodVolumes,
-      })
-      this.#opts.metrics?.gcDeleted.inc(r.deleted.length)
-      if (r.deleted.length + r.marked.length > 0) this.#log(`gc: marked ${r.marked.length}, deleted ${r.deleted.length}`)
+      const r = await (this.#gcRunner ?? gcInProcess)(this.#dataDir, { gracePeriodMs: this.#opts.gcGracePeriod, expirePreparedMs: this.#opts.gcExpirePrepared })
+      this.#opts.metrics?.gcDeleted.inc(r.deleted)
+      if (r.deleted + r.marked > 0) this.#log(`gc: marked ${r.marked}, deleted ${r.deleted}`)
     } catch (er) {
       this.#log(`gc: ${(er as Error).message}`)
+    } finally {
+      this.#gcRunning = false
     }
   }
+
 }
 
 /** The class a volume was provisioned through, for the delete metrics ("" for a static volume, or one gone). */

@@ -65,7 +65,10 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
   // reap apps that outlived them. With 10,000 exited pods that is 10,000
   // file reads saved, cold ones included.
   const lockPresent = lockNames(dataDir)
-  const pods = listPods(dataDir, Include.all, { onInvalid: invalid })
+  // Each pod is let go once handled (slots set to undefined): a pass over
+  // 10,000 pods would otherwise keep every record it read until its end,
+  // and a controller's heap would stay that large between passes.
+  const pods: (Pod | undefined)[] = listPods(dataDir, Include.all, { onInvalid: invalid })
   const total = pods.length
   let done = 0
   const moved = new Set<PodDir>()
@@ -105,6 +108,12 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
   }
 
   const sweep = (pod: Pod): Outcome | string => {
+    // Not due by the mark it recorded: skipped without its lock, which a
+    // controller's gc would otherwise take and drop for every marked pod
+    // on every pass. Only gc writes the mark, under the lock; it is read
+    // again under the lock below before anything is deleted.
+    const recorded = pod.damaged() === undefined ? pod.gcMarkedTime()?.getTime() : undefined
+    if (recorded !== undefined && now - recorded < opts.gracePeriodMs) return 'skip'
     if (!pod.tryExclusiveLock()) return 'in use by another process'
     let marked = pod.damaged() !== undefined ? markTimeOfDamaged(pod) : pod.gcMarkedTime()?.getTime()
     if (marked === undefined || Number.isNaN(marked)) {
@@ -117,8 +126,10 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
     return 'deleted'
   }
 
-  const garbage: Pod[] = []
-  for (const pod of pods) {
+  const garbage: (Pod | undefined)[] = []
+  for (let i = 0; i < pods.length; i++) {
+    const pod = pods[i]!
+    pods[i] = undefined
     const s = pod.state
     switch (s) {
       case 'exited':
@@ -153,14 +164,18 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
   }
   for (const d of moved) syncDir(stateDirPath(dataDir, d))
   if (!opts.markOnly) {
-    for (const pod of garbage) handle(pod, () => sweep(pod))
+    for (let i = 0; i < garbage.length; i++) {
+      const pod = garbage[i]!
+      garbage[i] = undefined
+      handle(pod, () => sweep(pod))
+    }
     try {
       sweepLocksDir(dataDir, (uuid) => POD_DIRS.some((d) => fs.existsSync(podPath(dataDir, d, uuid))))
     } catch (er) {
       result.failed.push({ uuid: 'locks', reason: `cleaning the locks dir: ${(er as Error).message}` })
     }
   } else {
-    for (const pod of garbage) handle(pod, () => 'skip')
+    for (const pod of garbage) handle(pod!, () => 'skip')
   }
   return result
 }

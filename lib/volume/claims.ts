@@ -60,7 +60,10 @@ export const CLAIM: ObjectKind<VolumeClaim> = {
   missingHint: () => 'see podctl volume claim list; make one with podctl volume claim create NAME --class CLASS --size SIZE',
 }
 
-const claimLock = (dataDir: string, name: string): string => path.join(volumeLocksDir(dataDir), `claim.${name}`)
+const claimLock = (dataDir: string, name: string): string => {
+  checkClaimName(name) // before the name is part of a path
+  return path.join(volumeLocksDir(dataDir), `claim.${name}`)
+}
 
 /** Runs `fn` holding the claim's lock, waiting up to `timeoutMs` for it (0: LockBusyError at once if held). */
 export const withClaimLock = <T>(dataDir: string, name: string, fn: () => T, timeoutMs = DEFAULT_WAIT_MS): T =>

@@ -57,7 +57,10 @@ export const CLASS: ObjectKind<VolumeClass> = {
   missingHint: () => 'see podctl volume class list; make one with podctl volume class create NAME --provisioner local',
 }
 
-const classLock = (dataDir: string, name: string): string => path.join(volumeLocksDir(dataDir), `class.${name}`)
+const classLock = (dataDir: string, name: string): string => {
+  checkClassName(name) // before the name is part of a path
+  return path.join(volumeLocksDir(dataDir), `class.${name}`)
+}
 
 /** Runs `fn` holding the class's lock. */
 export const withClassLock = <T>(dataDir: string, name: string, fn: () => T): T =>

@@ -12,6 +12,7 @@ import { writeFileAtomic } from '../fs/atomic.js'
 import { mkdirsInside } from '../fs/inside.js'
 import { DIR_MODE } from '../fs/modes.js'
 import { readOwnFile } from '../fs/read.js'
+import { NAME_RE } from '../pod/manifest.js'
 import { isoTime } from '../pod/record.js'
 
 export type EventType = 'Normal' | 'Warning'
@@ -62,7 +63,11 @@ export interface ObjectKind<T> {
 }
 
 export const objectsDir = (dataDir: string, kind: ObjectKind<unknown>): string => path.join(dataDir, kind.dir)
-export const objectFile = (dataDir: string, kind: ObjectKind<unknown>, name: string): string => path.join(objectsDir(dataDir, kind), `${name}.json`)
+export const objectFile = (dataDir: string, kind: ObjectKind<unknown>, name: string): string => {
+  // The name becomes a path: "a/b" or "../x" must never reach one.
+  if (!NAME_RE.test(name)) throw new PodctlError('EUSAGE', `invalid ${kind.what} name ${JSON.stringify(name)}: 1 to 63 characters of a-z, 0-9 and "-", starting with a letter or digit`)
+  return path.join(objectsDir(dataDir, kind), `${name}.json`)
+}
 
 /** The object, or undefined when there is none; EFAILED when its file is damaged. */
 export const readObject = <T>(dataDir: string, kind: ObjectKind<T>, name: string): T | undefined => {

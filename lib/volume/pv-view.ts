@@ -5,6 +5,7 @@
 import type { AccessMode } from '../pod/manifest.js'
 import { volumeMetrics } from './metrics.js'
 import { claimViews, readVolume, volumeDataPath, type PvRecord, type ReclaimPolicy } from './persistent.js'
+import { oneLine } from '../errors.js'
 import type { ObjectEvent } from './objects.js'
 import type { Metrics } from './types.js'
 
@@ -82,12 +83,15 @@ export const pvInspectLines = (v: PvInspectView): string => {
     `access-mode=${v.access_mode}`,
     `size-limit-bytes=${dash(v.size_limit_bytes)}`,
     `phase=${v.phase}`,
+    `volume-claim=${v.claim ?? '-'}`,
     `used-bytes=${dash(v.used_bytes)}`,
     `used-inodes=${dash(v.used_inodes)}`,
     `capacity-bytes=${dash(v.capacity_bytes)}`,
     `available-bytes=${dash(v.available_bytes)}`,
     `in-use-by=${v.in_use_by.join(',') || '-'}`,
   ]
+  const last = v.events.at(-1)
+  if (last) lines.push(`last-event=${last.time} ${last.type} ${last.reason}: ${oneLine(last.message)}`)
   for (const c of v.claims) lines.push(`claim-${c.pod}=${c.mode}${c.read_only ? ',read-only' : ''},${c.running ? 'running' : 'not-running'}`)
   return `${lines.join('\n')}\n`
 }

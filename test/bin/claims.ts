@@ -5,7 +5,7 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { STACK_RE } from '../helpers/common.js'
+import { STACK_RE, listTree } from '../helpers/common.js'
 import { podctl, podctlAsync } from '../helpers/cli-util.js'
 
 /** An exec provisioner that logs each call (verb and volume name) and answers as `mode` says. */
@@ -72,6 +72,26 @@ t.test('bad class and claim input: exit 2, a message, no stack, nothing written'
   }
   t.notOk(fs.existsSync(path.join(dir, 'classes')), 'no class written')
   t.notOk(fs.existsSync(path.join(dir, 'claims')), 'no claim written')
+})
+
+t.test('a class or claim name never becomes a path outside the data dir (found by the fuzz test)', async (t) => {
+  const base = t.testdir({})
+  const dir = path.join(base, 'data')
+  t.equal(podctl(dir, ['volume', 'class', 'create', 'std', '--provisioner', 'local']).status, 0)
+  const before = listTree(base)
+  for (const args of [
+    ['volume', 'claim', 'create', 'db', '--class', 'a/b'],
+    ['volume', 'claim', 'create', 'db', '--class', '../../escaped'],
+    ['volume', 'claim', 'inspect', '../../escaped'],
+    ['volume', 'class', 'inspect', '../escaped'],
+    ['volume', 'class', 'rm', '../../escaped'],
+    ['volume', 'claim', 'rm', 'a/b'],
+  ]) {
+    const r = podctl(dir, args)
+    t.equal(r.status, 2, `${args.join(' ')}: exit 2`)
+    t.match(r.stderr, /invalid (class|claim|volume class|volume claim) name/, `${args.join(' ')}: says the name is invalid`)
+  }
+  t.same(listTree(base), before, 'nothing made, in the data dir or beside it')
 })
 
 t.test('classes: create, list, inspect; one default; rm refused while a claim uses it (exit 4)', async (t) => {
@@ -162,6 +182,7 @@ t.test('exec provisioner: the protocol, once per claim; delete on claim rm; an i
   t.equal(podctl(dir2, ['volume', 'claim', 'rm', 'db']).status, 0, 'an ignored delete is not a failure')
   const kept = json(fs.readFileSync(path.join(dir2, 'volumes', v2, 'volume.json'), 'utf8'))
   t.equal(kept.phase, 'released', 'the volume stays, released')
+  t.same(kept.events ?? [], [], 'an ignored delete is no failure event')
 })
 
 t.test('an exec volume: inspect shows the provisioner\'s path; delete gets the volume\'s JSON; a failed delete is said, kept as an event, and retried', async (t) => {

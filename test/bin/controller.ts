@@ -174,6 +174,41 @@ t.test('claim rm under a live controller: the controller applies the reclaim pol
   await pollUntil('the released volume to be deleted by the controller', () => !volumes(dir).some((v) => v.name === volume))
 })
 
+t.test('a failing exec provisioner under a controller: retries 1 s then 2 s apart, given up at the threshold with a Warning, no more calls', async (t) => {
+  const dir = setUp(t)
+  const base = path.dirname(dir)
+  const log = path.join(base, 'calls.log')
+  const prog = path.join(base, 'failing.sh')
+  fs.writeFileSync(prog, `#!/bin/sh\ncat >/dev/null\ndate +%s.%N >> ${JSON.stringify(log)}\necho "the pool is full" >&2\nexit 3\n`, { mode: 0o755 })
+  t.equal(podctl(dir, ['volume', 'class', 'create', 'ext', '--provisioner', `exec:${prog}`]).status, 0)
+  t.equal(podctl(dir, ['volume', 'claim', 'create', 'db', '--class', 'ext']).status, 0)
+  startController(t, dir, 'c1', ['--failed-provision-threshold', '3'])
+  const events = await pollUntil('the claim given up', () => {
+    const e = claim(dir, 'db').events as { type: string; reason: string; message: string; count: number }[]
+    return e.some((x) => x.message.startsWith('gave up')) ? e : undefined
+  })
+  const times = fs.readFileSync(log, 'utf8').trim().split('\n').map(Number)
+  t.equal(times.length, 3, 'three calls')
+  const gaps = [times[1]! - times[0]!, times[2]! - times[1]!]
+  t.ok(gaps[0]! >= 0.9 && gaps[0]! < 1.9, `then 1 s (${gaps[0]!.toFixed(2)} s)`)
+  t.ok(gaps[1]! >= 1.9 && gaps[1]! < 3.9, `then 2 s (${gaps[1]!.toFixed(2)} s)`)
+  t.match(events.at(-1), { type: 'Warning', reason: 'ProvisioningFailed', message: /^gave up after 3 failures: .*the pool is full/ })
+  t.equal(claim(dir, 'db').phase, 'pending')
+  await new Promise((r) => setTimeout(r, 4500))
+  t.equal(fs.readFileSync(log, 'utf8').trim().split('\n').length, 3, 'no call after giving up')
+})
+
+t.test('--gc-interval: the leader collects exited pods (podctl gc in a child process) and counts them', async (t) => {
+  const dir = setUp(t)
+  for (let i = 0; i < 3; i++) t.equal(podctl(dir, ['run', '--', '/bin/true']).status, 0)
+  t.equal(JSON.parse(podctl(dir, ['list', '--format', 'json']).stdout).length, 3)
+  const c = startController(t, dir, 'gc-1', ['--gc-interval', '500ms', '--gc-grace-period', '0s'])
+  await pollUntil('the exited pods collected', () => JSON.parse(podctl(dir, ['list', '--format', 'json']).stdout).length === 0)
+  await pollUntil('the gc logged', () => /gc: marked 0, deleted 3/.test(c.log()))
+  t.pass('three exited pods deleted by the controller\'s gc')
+  t.notMatch(c.log(), /gc: .*failed/, 'no gc failure')
+})
+
 const get = (port: number, p: string): Promise<{ status: number; body: string }> =>
   new Promise((resolve, reject) => {
     http

@@ -51,7 +51,7 @@ t.test('create refuses bad input with exit 2 and an existing name with exit 4, w
 
 t.test('list: a table (header unless --no-legacy) or a JSON array', async (t) => {
   const dir = t.testdir({})
-  t.equal(podctl(path.join(dir, 'none'), ['volume', 'list']).stdout, 'NAME   ACCESS   RECLAIM   SIZE-LIMIT   BOUND   IN-USE-BY   CREATED\n', 'no data dir: no volumes, only the header')
+  t.equal(podctl(path.join(dir, 'none'), ['volume', 'list']).stdout, 'NAME   PHASE   CLAIM   ACCESS   RECLAIM   SIZE-LIMIT   BOUND   IN-USE-BY   CREATED\n', 'no data dir: no volumes, only the header')
   t.notOk(fs.existsSync(path.join(dir, 'none')), 'list creates nothing')
   podctl(dir, ['volume', 'create', 'b', '--size-limit', '1Ki'])
   podctl(dir, ['volume', 'create', 'a', '--reclaim', 'delete'])
@@ -59,10 +59,10 @@ t.test('list: a table (header unless --no-legacy) or a JSON array', async (t) =>
   t.equal(r.status, 0)
   const rows = parseTable(r.stdout)
   t.same(
-    rows.map((row) => [row.NAME, row.ACCESS, row.RECLAIM, row['SIZE-LIMIT'], row.BOUND, row['IN-USE-BY']]),
+    rows.map((row) => [row.NAME, row.PHASE, row.CLAIM, row.ACCESS, row.RECLAIM, row['SIZE-LIMIT'], row.BOUND, row['IN-USE-BY']]),
     [
-      ['a', 'ReadWriteOnce', 'delete', '-', '0', '-'],
-      ['b', 'ReadWriteOnce', 'retain', '1024', '0', '-'],
+      ['a', 'available', '-', 'ReadWriteOnce', 'delete', '-', '0', '-'],
+      ['b', 'available', '-', 'ReadWriteOnce', 'retain', '1024', '0', '-'],
     ],
   )
   for (const row of rows) t.match(row.CREATED, /^(just now|\d+ seconds? ago)$/, 'CREATED is relative')

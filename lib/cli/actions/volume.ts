@@ -36,6 +36,8 @@ export const list = (ctx: Context, dataDir: string, opts: VolumeListOptions): vo
   const now = Date.now()
   const rows = views.map((v) => [
     v.name,
+    v.phase,
+    v.claim ?? '-',
     v.access_mode,
     v.reclaim,
     v.size_limit_bytes === null ? '-' : String(v.size_limit_bytes),
@@ -43,7 +45,7 @@ export const list = (ctx: Context, dataDir: string, opts: VolumeListOptions): vo
     v.in_use_by.map((u) => (opts.full ? u : u.slice(0, 8))).join(',') || '-',
     opts.full ? v.created_at : relativeTime(v.created_at, now),
   ])
-  ctx.io.out(formatTable(opts.legacy ? ['NAME', 'ACCESS', 'RECLAIM', 'SIZE-LIMIT', 'BOUND', 'IN-USE-BY', 'CREATED'] : undefined, rows))
+  ctx.io.out(formatTable(opts.legacy ? ['NAME', 'PHASE', 'CLAIM', 'ACCESS', 'RECLAIM', 'SIZE-LIMIT', 'BOUND', 'IN-USE-BY', 'CREATED'] : undefined, rows))
 }
 
 /** Removes each volume, printing its name; goes past a bad one. */
