@@ -10,6 +10,8 @@ import type { Context } from './context.js'
 
 export interface CommandSpec {
   name: string
+  /** Other names for it (podman's `ps` for list). */
+  aliases?: readonly string[]
   description: string
   /** Adds the command's arguments, options, help and action to `cmd`. */
   define(cmd: Command, ctx: Context): void

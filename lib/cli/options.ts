@@ -41,6 +41,9 @@ export const addFormatOption = (cmd: Command, ctx: Context, description = 'outpu
     ctx.state.format = value
   })
 
+/** --no-legend, with --no-legacy kept as a hidden alias. */
+export const addLegendOptions = (cmd: Command): Command => cmd.option('--no-legend', 'no header line').addOption(new Option('--no-legacy', 'no header line').hideHelp())
+
 /** Collects a repeatable option's values. */
 export const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
 
@@ -83,8 +86,8 @@ export interface PodInputOptions {
 export const addPodInputOptions = (cmd: Command): Command =>
   cmd
     .addOption(new Option('--manifest <file>', 'pod manifest (podctl/v1 JSON); "-" reads stdin'))
-    .option('--name <name>', 'pod name ([a-z0-9][a-z0-9-]{0,62})')
-    .option('--env <KEY=VALUE>', 'set an environment variable in every app (repeatable)', collect)
+    .option('-n, --name <name>', 'pod name ([a-z0-9][a-z0-9-]{0,62})')
+    .option('-e, --env <KEY=VALUE>', 'set an environment variable in every app (repeatable)', collect)
     .option('--uuid-file-save <file>', 'also write the pod UUID to this file')
     .option('--user <user[:group]>', 'with -- CMD: run the app as this user (and group), by name or number (root only)')
     .argument('[command...]', 'after --: the program and arguments of a one-app pod')

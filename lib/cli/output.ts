@@ -85,3 +85,10 @@ export const progressReporter = (io: Io, label: string, enabled: boolean, thresh
   }
   return { report, finish }
 }
+
+/** Whether a table gets its header line: rkt's --no-legend drops it (--no-legacy, podctl's first spelling, still does). */
+export interface LegendOptions {
+  legend?: boolean
+  legacy?: boolean
+}
+export const wantsHeader = (o: LegendOptions): boolean => o.legend !== false && o.legacy !== false

@@ -18,7 +18,7 @@ import { prepare } from './commands/prepare.js'
 import { rm } from './commands/rm.js'
 import { runPrepared } from './commands/run-prepared.js'
 import { run } from './commands/run.js'
-import { status } from './commands/status.js'
+import { inspect, status } from './commands/status.js'
 import { stop } from './commands/stop.js'
 import { version } from './commands/version.js'
 import { volume } from './commands/volume.js'
@@ -27,7 +27,7 @@ import { addGlobalOptions, parseDurations } from './options.js'
 import { podctlVersion } from './version-info.js'
 
 /** In the order `podctl --help` lists them. */
-const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, stop, logs, rm, gc, app, catManifest, volume, controller, version]
+const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, inspect, stop, logs, rm, gc, app, catManifest, volume, controller, version]
 
 /** Builds the program. exitOverride and the output settings are set before the commands, which copy them. */
 export const buildProgram = (ctx: Context): Command => {
@@ -48,7 +48,7 @@ export const buildProgram = (ctx: Context): Command => {
     // shows a command's help without dispatching to it.
     .helpCommand(false)
   addGlobalOptions(program, ctx)
-    .version(podctlVersion(), '--version', 'print the podctl version')
+    .version(podctlVersion(), '-v, --version', 'print the podctl version')
     .addHelpText(
       'after',
       `
@@ -61,7 +61,7 @@ Examples:
 Documentation: Documentation/subcommands/<command>.md`,
     )
   const pending = new Map<Command, CommandSpec>()
-  for (const spec of COMMANDS) pending.set(program.command(spec.name).description(spec.description), spec)
+  for (const spec of COMMANDS) pending.set(program.command(spec.name).aliases(spec.aliases ?? []).description(spec.description), spec)
   const define = (cmd: Command): void => {
     const spec = pending.get(cmd)
     if (spec === undefined) return

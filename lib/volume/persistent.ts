@@ -120,12 +120,38 @@ const withVolumeLock = <T>(dataDir: string, name: string, fn: () => T, opts = lo
 const PROVISIONED_NAME_RE = /^pvc-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export const isProvisionedName = (name: string): boolean => PROVISIONED_NAME_RE.test(name)
 
-/** Creates a persistent volume, atomically: built under a temporary name, then renamed into place. */
-export const createVolume = (dataDir: string, name: string, opts: CreateVolumeOptions = {}): PvRecord => {
+/**
+ * The smallest size limit a volume can keep: its own data directory takes
+ * one block of the file system (usage counts it), so a smaller limit
+ * would be exceeded by the empty volume. The file system of the data dir,
+ * or of its nearest existing parent before the first write.
+ */
+export const minSizeLimit = (dataDir: string): number => {
+  for (let p = path.resolve(dataDir); ; p = path.dirname(p)) {
+    try {
+      return fs.statfsSync(p).bsize
+    } catch (er) {
+      if (p === path.dirname(p) || errnoCode(er) !== 'ENOENT') return 4096
+    }
+  }
+}
+
+/** What createVolume refuses before it writes anything (EUSAGE): a bad or reserved name, a size limit below one block. */
+export const checkNewVolume = (dataDir: string, name: string, opts: Pick<CreateVolumeOptions, 'sizeLimitBytes' | 'provisioned'>): void => {
   checkVolumeName(name)
   if (isProvisionedName(name) && !opts.provisioned) {
     throw new PodctlError('EUSAGE', `${JSON.stringify(name)} is not a valid volume name: names of the form pvc-<uuid> are kept for provisioned volumes`, 'choose another name')
   }
+  const limit = opts.sizeLimitBytes
+  if (limit !== null && limit !== undefined && limit < minSizeLimit(dataDir)) {
+    const min = minSizeLimit(dataDir)
+    throw new PodctlError('EUSAGE', `a size limit of ${limit} bytes cannot hold the volume's own directory: at least ${min} bytes on this file system`, `give --size-limit ${min} or more`)
+  }
+}
+
+/** Creates a persistent volume, atomically: built under a temporary name, then renamed into place. */
+export const createVolume = (dataDir: string, name: string, opts: CreateVolumeOptions = {}): PvRecord => {
+  checkNewVolume(dataDir, name, opts)
   const rec: PvRecord = {
     version: 1,
     name,

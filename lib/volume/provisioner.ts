@@ -10,6 +10,7 @@ import { PodctlError } from '../errors.js'
 import { parseDuration } from '../duration.js'
 import { parseBytes } from './bytes.js'
 import type { VolumeClass } from './classes.js'
+import { minSizeLimit } from './persistent.js'
 import type { PvView } from './pv-view.js'
 
 /** The seed's ProvisioningState. */
@@ -76,7 +77,8 @@ export const localProvisioner: Provisioner = {
     if (classLimit !== null && req.claim.size_bytes !== null && req.claim.size_bytes > classLimit) {
       throw new PodctlError('EFAILED', `claim ${req.claim.name} asks for ${req.claim.size_bytes} bytes, more than class ${req.class.name}'s sizeLimit (${limit})`)
     }
-    return { state: 'Finished', volume: { capacityBytes: sizes.length > 0 ? Math.min(...sizes) : null } }
+    // A claim asks for at least its size: one block is the least a volume can hold (its own directory).
+    return { state: 'Finished', volume: { capacityBytes: sizes.length > 0 ? Math.max(Math.min(...sizes), minSizeLimit(req.dataDir)) : null } }
   },
   // The data directory goes with the volume's record: nothing else to delete.
   delete: () => {},

@@ -40,6 +40,7 @@ t.test('create refuses bad input with exit 2 and an existing name with exit 4, w
   const dir = t.testdir({})
   refused(t, podctl(dir, ['volume', 'create', 'Bad_Name']), 2, /podctl: "Bad_Name" is not a valid volume name/, 'bad name')
   refused(t, podctl(dir, ['volume', 'create', 'x', '--size-limit', 'lots']), 2, /invalid --size-limit "lots"/, 'bad size')
+  refused(t, podctl(dir, ['volume', 'create', 'x', '--size-limit', '1K']), 2, /a size limit of 1000 bytes cannot hold the volume's own directory: at least \d+ bytes/, 'a limit below one block')
   refused(t, podctl(dir, ['volume', 'create', 'x', '--reclaim', 'shred']), 2, /argument 'shred' is invalid/, 'bad reclaim')
   refused(t, podctl(dir, ['volume', 'create', 'x', '--access-mode', 'ROX']), 2, /argument 'ROX' is invalid/, 'bad access mode')
   t.same(listTree(dir), [], 'nothing was written in the data dir')
@@ -53,7 +54,7 @@ t.test('list: a table (header unless --no-legacy) or a JSON array', async (t) =>
   const dir = t.testdir({})
   t.equal(podctl(path.join(dir, 'none'), ['volume', 'list']).stdout, 'NAME   PHASE   CLAIM   ACCESS   RECLAIM   SIZE-LIMIT   BOUND   IN-USE-BY   CREATED\n', 'no data dir: no volumes, only the header')
   t.notOk(fs.existsSync(path.join(dir, 'none')), 'list creates nothing')
-  podctl(dir, ['volume', 'create', 'b', '--size-limit', '1Ki'])
+  podctl(dir, ['volume', 'create', 'b', '--size-limit', '8Ki'])
   podctl(dir, ['volume', 'create', 'a', '--reclaim', 'delete'])
   const r = podctl(dir, ['volume', 'list'])
   t.equal(r.status, 0)
@@ -62,7 +63,7 @@ t.test('list: a table (header unless --no-legacy) or a JSON array', async (t) =>
     rows.map((row) => [row.NAME, row.PHASE, row.CLAIM, row.ACCESS, row.RECLAIM, row['SIZE-LIMIT'], row.BOUND, row['IN-USE-BY']]),
     [
       ['a', 'available', '-', 'ReadWriteOnce', 'delete', '-', '0', '-'],
-      ['b', 'available', '-', 'ReadWriteOnce', 'retain', '1024', '0', '-'],
+      ['b', 'available', '-', 'ReadWriteOnce', 'retain', '8192', '0', '-'],
     ],
   )
   for (const row of rows) t.match(row.CREATED, /^(just now|\d+ seconds? ago)$/, 'CREATED is relative')
@@ -74,18 +75,18 @@ t.test('list: a table (header unless --no-legacy) or a JSON array', async (t) =>
 
 t.test('inspect: key=value lines or the JSON object with usage', async (t) => {
   const dir = t.testdir({})
-  podctl(dir, ['volume', 'create', 'db', '--size-limit', '1'])
-  fs.writeFileSync(path.join(dir, 'volumes', 'db', 'data', 'f'), 'x'.repeat(5000))
+  podctl(dir, ['volume', 'create', 'db', '--size-limit', '8192'])
+  fs.writeFileSync(path.join(dir, 'volumes', 'db', 'data', 'f'), 'x'.repeat(20_000))
   const r = podctl(dir, ['volume', 'inspect', 'db'])
   t.equal(r.status, 0)
   const kv = Object.fromEntries(r.stdout.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
-  t.match(kv, { name: 'db', kind: 'persistent', reclaim: 'retain', 'access-mode': 'ReadWriteOnce', 'size-limit-bytes': '1', phase: 'available', 'used-inodes': '2', 'in-use-by': '-' })
+  t.match(kv, { name: 'db', kind: 'persistent', reclaim: 'retain', 'access-mode': 'ReadWriteOnce', 'size-limit-bytes': '8192', phase: 'available', 'used-inodes': '2', 'in-use-by': '-' })
   t.match(kv['used-bytes'], /^\d+$/)
   t.match(kv['capacity-bytes'], /^\d+$/)
   const v = JSON.parse(podctl(dir, ['volume', 'inspect', 'db', '--format', 'json-pretty']).stdout)
   t.same(Object.keys(v).sort(), INSPECT_KEYS)
   t.equal(v.used_inodes, 2)
-  t.ok(v.used_bytes >= 5000)
+  t.ok(v.used_bytes >= 20_000)
   t.ok(v.capacity_bytes > 0 && v.available_bytes >= 0)
   t.equal(v.over_size_limit, true)
 })

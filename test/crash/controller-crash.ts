@@ -18,7 +18,7 @@ import { createClass } from '../../lib/volume/classes.js'
 import { createClaim, listClaims } from '../../lib/volume/claims.js'
 import { listVolumes } from '../../lib/volume/persistent.js'
 import { removeClaim } from '../../lib/volume/binder.js'
-import { BIN, pollUntil } from '../helpers/common.js'
+import { BIN, pollUntil, seededRandom } from '../helpers/common.js'
 
 // 50 trials take 2-3 minutes here, more beside other test files: more than the 300 s default.
 t.setTimeout(900_000)
@@ -27,17 +27,8 @@ const seed = Number(process.env.CONTROLLER_CRASH_SEED ?? 20261125)
 const trials = Number(process.env.CONTROLLER_CRASH_TRIALS ?? 50)
 const claimsPerTrial = Number(process.env.CONTROLLER_CRASH_CLAIMS ?? 100)
 
-// mulberry32, as in crash.ts: a failing schedule can be replayed from its seed.
-const rng = (() => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = a
-    x = Math.imul(x ^ (x >>> 15), x | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-})()
+// A failing schedule can be replayed from its seed.
+const rng = seededRandom(seed)
 const pick = (lo: number, hi: number): number => lo + Math.floor(rng() * (hi - lo))
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms))
 

@@ -18,6 +18,7 @@ import { Include, listPods } from '../../lib/pod/walk.js'
 import { preparePod } from '../../lib/pod/prepare.js'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { alive, allPids, lockHolder, processesOfPods } from '../helpers/run-util.js'
+import { seededRandom } from '../helpers/common.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
 
@@ -25,17 +26,8 @@ const bin = fileURLToPath(new URL('../../bin/podctl', import.meta.url))
 const seed = Number(process.env.CRASH_SEED ?? 20261122)
 const trials = Number(process.env.CRASH_TRIALS ?? 210)
 
-// mulberry32: a small seeded PRNG, so a failing schedule can be replayed.
-const rng = (() => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = a
-    x = Math.imul(x ^ (x >>> 15), x | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-})()
+// Seeded, so that a failing schedule can be replayed.
+const rng = seededRandom(seed)
 
 const OPS = ['prepare', 'run', 'run-detach', 'run-prepared', 'stop', 'rm', 'gc'] as const
 type Op = (typeof OPS)[number]

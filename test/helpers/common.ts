@@ -51,6 +51,18 @@ export const manifestFile = (dir: string, m: unknown, name = 'manifest.json'): s
  * Counts polls (at most `polls`, 25 ms apart by default) rather than
  * measuring time; throws, naming `what`, when they run out.
  */
+/** mulberry32: a small seeded PRNG, uniform in [0, 1), for schedules a failing test can replay from its seed. */
+export const seededRandom = (seed: number): (() => number) => {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let x = a
+    x = Math.imul(x ^ (x >>> 15), x | 1)
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+  }
+}
+
 export const pollUntil = async <T>(
   what: string,
   cond: () => T | undefined | false | Promise<T | undefined | false>,

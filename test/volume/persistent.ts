@@ -39,8 +39,8 @@ const newPod = async (dir: string, claim = 'db'): Promise<string> =>
 
 t.test('create, read, list, remove', async (t) => {
   const dir = t.testdir({})
-  const rec = createVolume(dir, 'db', { reclaim: 'recycle', accessMode: 'ReadWriteMany', sizeLimitBytes: 1024 })
-  t.match(rec, { version: 1, name: 'db', reclaim: 'recycle', access_mode: 'ReadWriteMany', size_limit_bytes: 1024, phase: 'available', recycled_at: null })
+  const rec = createVolume(dir, 'db', { reclaim: 'recycle', accessMode: 'ReadWriteMany', sizeLimitBytes: 65536 })
+  t.match(rec, { version: 1, name: 'db', reclaim: 'recycle', access_mode: 'ReadWriteMany', size_limit_bytes: 65536, phase: 'available', recycled_at: null })
   t.same(readVolume(dir, 'db'), rec)
   t.same(listTree(pvDir(dir, 'db')), ['claims/', 'data/', 'volume.json'])
   t.match(createVolume(dir, 'a'), { reclaim: 'retain', access_mode: 'ReadWriteOnce', size_limit_bytes: null }, 'defaults')
@@ -129,12 +129,14 @@ t.test('a ReadWriteOnce volume refuses a ReadWriteMany request', async (t) => {
 
 t.test('a volume over its size limit cannot be claimed', async (t) => {
   const dir = t.testdir({})
-  createVolume(dir, 'small', { sizeLimitBytes: 1 })
-  fs.writeFileSync(path.join(pvDataDir(dir, 'small'), 'big'), 'x'.repeat(10_000))
+  createVolume(dir, 'small', { sizeLimitBytes: 8192 })
+  fs.writeFileSync(path.join(pvDataDir(dir, 'small'), 'big'), 'x'.repeat(20_000))
   const a = await newPod(dir, 'small')
   const l = tryLock(dir, a)!
   t.teardown(() => l.release())
-  t.match((t.throws(() => claimVolume(dir, 'small', a)) as Error).message, /uses \d+ bytes, over its size limit of 1/)
+  t.match((t.throws(() => claimVolume(dir, 'small', a)) as Error).message, /uses \d+ bytes, over its size limit of 8192/)
+  t.equal(code(() => createVolume(dir, 'tiny', { sizeLimitBytes: 1024 })), 'EUSAGE', 'a limit below one block cannot hold the volume\'s own directory')
+  t.notOk(fs.existsSync(pvDir(dir, 'tiny')), 'and nothing is made')
 })
 
 const released = async (t: Test, reclaim: 'retain' | 'delete' | 'recycle') => {

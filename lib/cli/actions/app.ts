@@ -5,7 +5,7 @@ import { podFromUUIDString } from '../../pod/pod.js'
 import { podView } from '../../pod/view.js'
 import { addApp, removeApp, startApp, stopApp } from '../../run/apps.js'
 import type { Context } from '../context.js'
-import { formatTable, isJson, toJson } from '../output.js'
+import { formatTable, isJson, toJson, wantsHeader, type LegendOptions } from '../output.js'
 import { appFromCommand } from '../pod-input.js'
 import { runNewPod } from './run.js'
 
@@ -29,14 +29,14 @@ export const stop = (_ctx: Context, dataDir: string, uuid: string, name: string,
 
 export const rm = (_ctx: Context, dataDir: string, uuid: string, name: string): Promise<void> => removeApp(podFromUUIDString(dataDir, uuid), name)
 
-export const list = (ctx: Context, dataDir: string, uuid: string, opts: { format: string; legacy: boolean }): void => {
+export const list = (ctx: Context, dataDir: string, uuid: string, opts: { format: string } & LegendOptions): void => {
   const apps = podView(podFromUUIDString(dataDir, uuid)).apps
   if (isJson(opts.format)) {
     ctx.io.out(toJson(apps, opts.format))
     return
   }
   const rows = apps.map((a) => [a.name, a.type, a.state, a.pid === null ? '-' : String(a.pid), a.exit_code === null ? '-' : String(a.exit_code)])
-  ctx.io.out(formatTable(opts.legacy ? ['NAME', 'TYPE', 'STATE', 'PID', 'EXIT'] : undefined, rows))
+  ctx.io.out(formatTable(wantsHeader(opts) ? ['NAME', 'TYPE', 'STATE', 'PID', 'EXIT'] : undefined, rows))
 }
 
 export const status = (ctx: Context, dataDir: string, uuid: string, name: string, opts: { format: string }): void => {

@@ -2,11 +2,11 @@
 import { PodctlError } from '../../errors.js'
 import { dataDirExists } from '../../pod/layout.js'
 import { reapOrphans } from '../../pod/reap.js'
-import { parseState, type PodState } from '../../pod/state.js'
+import { POD_STATES, parseState, type PodState } from '../../pod/state.js'
 import { podView, podViewJsonBytes, type PodView } from '../../pod/view.js'
 import { Include, listPods } from '../../pod/walk.js'
 import type { ListOptions } from '../commands/list.js'
-import { formatTable, isJson, relativeTime, toJson } from '../output.js'
+import { formatTable, isJson, relativeTime, toJson, wantsHeader } from '../output.js'
 
 // created_at is RFC 3339 UTC with a fixed width, so plain string order is
 // time order (and much cheaper than localeCompare over 10,000 pods).
@@ -22,22 +22,54 @@ const OPEN = Buffer.from('[')
 const COMMA = Buffer.from(',')
 const CLOSE = Buffer.from(']\n')
 
+const FILTER_KEYS = ['state', 'name', 'app'] as const
+type FilterKey = (typeof FILTER_KEYS)[number]
+
+const stateOf = (s: string): PodState => {
+  const st = parseState(s)
+  if (!st) throw new PodctlError('EUSAGE', `unknown state ${JSON.stringify(s)}`, `states: ${POD_STATES.join(', ')}`)
+  return st
+}
+
+/**
+ * --state and --filter as one set of wanted values per key: a pod must
+ * match every key given, and any one value of a key (podman's rule).
+ */
+const parseFilters = (opts: ListOptions): Map<FilterKey, Set<string>> => {
+  const wanted = new Map<FilterKey, Set<string>>()
+  const add = (key: FilterKey, value: string): void => {
+    wanted.set(key, (wanted.get(key) ?? new Set()).add(key === 'state' ? stateOf(value) : value))
+  }
+  for (const s of opts.state ?? []) add('state', s)
+  for (const f of (opts.filter ?? []).flatMap((x) => x.split(','))) {
+    const eq = f.indexOf('=')
+    const key = f.slice(0, eq) as FilterKey
+    if (eq < 1 || !FILTER_KEYS.includes(key)) {
+      throw new PodctlError('EUSAGE', `invalid --filter ${JSON.stringify(f)}: expected KEY=VALUE with KEY one of ${FILTER_KEYS.join(', ')}`, 'e.g. --filter state=running --filter app=web')
+    }
+    add(key, f.slice(eq + 1))
+  }
+  return wanted
+}
+
+const matches = (v: PodView, wanted: Map<FilterKey, Set<string>>): boolean =>
+  (!wanted.has('state') || wanted.get('state')!.has(v.state)) &&
+  (!wanted.has('name') || wanted.get('name')!.has(v.name ?? '')) &&
+  (!wanted.has('app') || v.apps.some((a) => wanted.get('app')!.has(a.name)))
+
+const byName = (a: PodView, b: PodView): number => (a.name === b.name ? byCreation(a, b) : a.name === null ? 1 : b.name === null ? -1 : a.name < b.name ? -1 : 1)
+const stateRank = (s: PodState): number => POD_STATES.indexOf(s)
+const byState = (a: PodView, b: PodView): number => stateRank(a.state) - stateRank(b.state) || byCreation(a, b)
+const SORTS = { created: byCreation, name: byName, state: byState }
+
 /** Lists the pods of `dataDir` as `opts` ask; returns what goes to stdout. */
 export const listOutput = (dataDir: string, opts: ListOptions): string | Uint8Array => {
-  const wanted = new Set<PodState>()
-  for (const s of opts.state ?? []) {
-    const st = parseState(s)
-    if (!st) {
-      throw new PodctlError(
-        'EUSAGE',
-        `unknown state ${JSON.stringify(s)}`,
-        'states: embryo, preparing, aborted prepare, prepared, running, exited, exited deleting, exited garbage, deleting, garbage',
-      )
-    }
-    wanted.add(st)
-  }
+  if (opts.quiet && opts.format !== 'table') throw new PodctlError('EUSAGE', `--quiet prints UUIDs only: it cannot be used with --format ${opts.format}`)
+  const filters = parseFilters(opts)
+  const wanted = (filters.get('state') ?? new Set()) as Set<PodState>
   const pods = dataDirExists(dataDir) ? listPods(dataDir, Include.all) : []
-  if (opts.format === 'json') {
+  // The fast form needs nothing but the directory's state to filter and the creation time to sort.
+  if (opts.format === 'json' && !filters.has('name') && !filters.has('app') && (opts.sort ?? 'created') === 'created') {
     // The fast form: each pod's stored record, with its state spliced in
     // where that gives the same JSON (lib/pod/view.ts), sorted by a key of
     // creation time and UUID (fixed widths, so a plain sort of strings).
@@ -69,9 +101,10 @@ export const listOutput = (dataDir: string, opts: ListOptions): string | Uint8Ar
     // An exited pod whose record still shows a running app lost its
     // supervisor: make sure that app did not outlive it.
     if (v.apps.some((a) => a.state === 'unknown')) reapOrphans(p)
-    views.push(v)
+    if (matches(v, filters)) views.push(v)
   }
-  views.sort(byCreation)
+  views.sort(SORTS[opts.sort ?? 'created'])
+  if (opts.quiet) return views.map((v) => `${v.uuid}\n`).join('')
   if (isJson(opts.format)) return toJson(views, opts.format)
   const now = Date.now()
   const time = (t: string | null): string => (opts.full ? (t ?? '-') : relativeTime(t, now))
@@ -83,5 +116,5 @@ export const listOutput = (dataDir: string, opts: ListOptions): string | Uint8Ar
     time(v.created_at),
     time(v.started_at),
   ])
-  return formatTable(opts.legacy ? ['UUID', 'NAME', 'APPS', 'STATE', 'CREATED', 'STARTED'] : undefined, rows)
+  return formatTable(wantsHeader(opts) ? ['UUID', 'NAME', 'APPS', 'STATE', 'CREATED', 'STARTED'] : undefined, rows)
 }

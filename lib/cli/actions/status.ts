@@ -1,7 +1,7 @@
 /** What `podctl status` does: wait if asked, then print one pod. */
 import { PodctlError, oneLine } from '../../errors.js'
 import { parseDuration, parseNonNegativeDuration } from '../../duration.js'
-import { podFromUUIDString } from '../../pod/pod.js'
+import { podFromUUIDString, type Pod } from '../../pod/pod.js'
 import { reapOrphans } from '../../pod/reap.js'
 import type { PodView } from '../../pod/view.js'
 import { podView } from '../../pod/view.js'
@@ -55,6 +55,15 @@ export const podAndWaits = (uuid: string | undefined, opts: StatusOptions): { uu
 const timeoutSignal = (value: true | string | undefined, flag: string): AbortSignal | undefined =>
   typeof value === 'string' ? AbortSignal.timeout(parseNonNegativeDuration(value, flag)) : undefined
 
+const podStillThere = (pod: Pod): boolean => {
+  try {
+    pod.refresh()
+    return pod.state !== 'deleting' && pod.state !== 'exited deleting'
+  } catch {
+    return false
+  }
+}
+
 /** Waits as asked, then prints the pod. */
 export const status = async (ctx: Context, dataDir: string, uuidArg: string | undefined, opts: StatusOptions): Promise<void> => {
   const { uuid, wait, waitReady: ready } = podAndWaits(uuidArg, opts)
@@ -64,6 +73,14 @@ export const status = async (ctx: Context, dataDir: string, uuidArg: string | un
   const pod = podFromUUIDString(dataDir, uuid)
   if (ready !== undefined) await waitReady(pod, readySignal ? { signal: readySignal } : {})
   if (wait !== undefined) await waitFinished(pod, finishSignal ? { signal: finishSignal } : {})
+  if (ready !== undefined || wait !== undefined) {
+    // What was waited for is gone, or going: `rm` or `gc` won the race.
+    // That is "no such pod" (3), not a status with exit 0.
+    const s = pod.state
+    if (s === 'deleting' || s === 'exited deleting' || !podStillThere(pod)) {
+      throw new PodctlError('ENOPOD', `pod ${pod.uuid} was removed while status waited for it`)
+    }
+  }
   reapOrphans(pod)
   const v = withVolumes(pod, podView(pod))
   ctx.io.out(isJson(opts.format) ? toJson(v, opts.format) : statusLines(v))

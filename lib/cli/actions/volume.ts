@@ -3,7 +3,7 @@ import { PodctlError } from '../../errors.js'
 import { ensureDataDir } from '../../pod/layout.js'
 import { podFromUUIDString } from '../../pod/pod.js'
 import { parseBytes } from '../../volume/bytes.js'
-import { checkVolumeName, createVolume, listVolumes, removeVolume } from '../../volume/persistent.js'
+import { checkNewVolume, createVolume, listVolumes, removeVolume } from '../../volume/persistent.js'
 import { pvInspect, pvInspectLines, pvView } from '../../volume/pv-view.js'
 import { payloadFromSources, updateFilesVolume } from '../../volume/update.js'
 import { ACCESS_MODE_NAMES } from '../../volume/access-modes.js'
@@ -11,12 +11,12 @@ import type { CreateOptions } from '../commands/volume/create.js'
 import type { VolumeListOptions } from '../commands/volume/list.js'
 import type { UpdateOptions } from '../commands/volume/update.js'
 import type { Context } from '../context.js'
-import { formatTable, isJson, relativeTime, toJson } from '../output.js'
+import { formatTable, isJson, relativeTime, toJson, wantsHeader } from '../output.js'
 import { forEachArgument } from '../report-error.js'
 
 export const create = (ctx: Context, dataDir: string, name: string, opts: CreateOptions): void => {
-  checkVolumeName(name)
   const sizeLimitBytes = opts.sizeLimit !== undefined ? parseBytes(opts.sizeLimit, '--size-limit') : null
+  checkNewVolume(dataDir, name, { sizeLimitBytes }) // before the data dir is made
   ensureDataDir(dataDir)
   const rec = createVolume(dataDir, name, { reclaim: opts.reclaim, accessMode: ACCESS_MODE_NAMES[opts.accessMode]!, sizeLimitBytes })
   ctx.io.out(isJson(opts.format) ? toJson(pvView(dataDir, rec), opts.format) : `${rec.name}\n`)
@@ -45,7 +45,7 @@ export const list = (ctx: Context, dataDir: string, opts: VolumeListOptions): vo
     v.in_use_by.map((u) => (opts.full ? u : u.slice(0, 8))).join(',') || '-',
     opts.full ? v.created_at : relativeTime(v.created_at, now),
   ])
-  ctx.io.out(formatTable(opts.legacy ? ['NAME', 'PHASE', 'CLAIM', 'ACCESS', 'RECLAIM', 'SIZE-LIMIT', 'BOUND', 'IN-USE-BY', 'CREATED'] : undefined, rows))
+  ctx.io.out(formatTable(wantsHeader(opts) ? ['NAME', 'PHASE', 'CLAIM', 'ACCESS', 'RECLAIM', 'SIZE-LIMIT', 'BOUND', 'IN-USE-BY', 'CREATED'] : undefined, rows))
 }
 
 /** Removes each volume, printing its name; goes past a bad one. */

@@ -1,26 +1,32 @@
-/** podctl list: all pods, as a table or JSON (CONTRACT §5). */
-import type { Command } from 'commander'
+/** podctl list (ps, ls): all pods, as a table or JSON (CONTRACT §5). */
+import { Option, type Command } from 'commander'
 import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
-import { addFormatOption, collect, dataDirOf } from '../options.js'
+import { addFormatOption, addLegendOptions, collect, dataDirOf } from '../options.js'
+import type { LegendOptions } from '../output.js'
 
-export interface ListOptions {
+export interface ListOptions extends LegendOptions {
   format: string
   full?: boolean
-  /** false: no header line (--no-legacy). */
-  legacy: boolean
   state?: string[]
+  /** KEY=VALUE[,KEY=VALUE...]: state, name, app (repeatable). */
+  filter?: string[]
+  sort?: 'created' | 'name' | 'state'
+  /** UUIDs only, one per line. */
+  quiet?: boolean
 }
 
 export const list: CommandSpec = {
   name: 'list',
+  aliases: ['ps', 'ls'],
   description: 'list all pods',
   define: (cmd: Command, ctx: Context): void => {
-    addFormatOption(cmd, ctx)
-      .option('--full', 'full UUIDs and RFC 3339 times')
-      .option('--no-legacy', 'no header line')
+    addLegendOptions(addFormatOption(cmd, ctx).option('--full', 'full UUIDs and RFC 3339 times'))
       .option('--state <state>', 'only pods in this state (repeatable), e.g. running, exited, "exited garbage"', collect)
-      .addHelpText('after', '\nExamples:\n  $ podctl list\n  $ podctl list --state running --format json')
+      .option('--filter <key=value>', 'only pods that match: state=, name= or app= (repeatable, or comma-separated; one key given twice matches either value)', collect)
+      .addOption(new Option('--sort <field>', 'order by creation time, name or state').choices(['created', 'name', 'state']).default('created'))
+      .option('-q, --quiet', 'print full UUIDs only, one per line')
+      .addHelpText('after', '\nExamples:\n  $ podctl list\n  $ podctl ps --filter state=running --filter app=web\n  $ podctl list -q --filter state=exited | xargs podctl rm\n  $ podctl list --state running --format json')
       .action(async (opts: ListOptions, self: Command) => ctx.io.out(await (await import('../actions/list.js')).listOutput(dataDirOf(self, 'read'), opts)))
   },
 }

@@ -9,6 +9,7 @@ export const prepare: CommandSpec = {
   description: 'create a pod from a manifest or a command, and leave it prepared; stdout is the UUID and nothing else',
   define: (cmd: Command, ctx: Context): void => {
     addPodInputOptions(cmd)
+      .option('-q, --quiet', 'print the UUID only (all prepare prints; for rkt and podman scripts)')
       .addHelpText(
         'after',
         `

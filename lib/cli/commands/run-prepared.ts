@@ -10,7 +10,7 @@ export const runPrepared: CommandSpec = {
   define: (cmd: Command, ctx: Context): void => {
     cmd
       .argument('<uuid>', 'pod UUID or unambiguous prefix')
-      .option('--detach', 'return once the pod is running; the supervisor lives on')
+      .option('-d, --detach', 'return once the pod is running; the supervisor lives on')
       .addOption(durationOption('--timeout <duration>', "how long to wait for a running controller to bind the pod's volume claims", '5m'))
       .addHelpText('after', '\nExamples:\n  $ podctl run-prepared 8c3b1f0e\n  $ podctl run-prepared --detach 8c3b1f0e')
       .action(async (uuid: string, opts: { detach?: boolean; timeout?: number }, self: Command) =>

@@ -9,7 +9,8 @@ export const run: CommandSpec = {
   description: "prepare and run a pod; in the foreground podctl streams the apps' output and exits with the pod's exit code",
   define: (cmd: Command, ctx: Context): void => {
     addPodInputOptions(cmd)
-      .option('--detach', 'return once the pod is running and print its UUID; the supervisor lives on')
+      .option('-d, --detach', 'return once the pod is running and print its UUID; the supervisor lives on')
+      .option('-q, --quiet', 'with --detach: print the UUID only (all it prints; for podman and rkt scripts)')
       .addOption(durationOption('--timeout <duration>', "how long to wait for a running controller to bind the pod's volume claims", '5m'))
       .addHelpText(
         'after',

@@ -9,11 +9,12 @@ export const stop: CommandSpec = {
   description: 'stop running pods: SIGTERM to every app, SIGKILL after the timeout; returns when the pods have exited',
   define: (cmd: Command, ctx: Context): void => {
     cmd
-      .argument('<uuid...>', 'pod UUIDs or unambiguous prefixes')
-      .option('--force', 'SIGKILL at once')
+      .argument('[uuid...]', 'pod UUIDs or unambiguous prefixes')
+      .option('--uuid-file <file>', 'also stop the pod whose UUID is in this file')
+      .option('-f, --force', 'SIGKILL at once')
       .addOption(durationOption('--timeout <duration>', 'time between SIGTERM and SIGKILL', '10s'))
       .addHelpText('after', '\nExamples:\n  $ podctl stop 8c3b1f0e\n  $ podctl stop --timeout 30s 8c3b1f0e 4a2d9e11')
-      .action(async (uuids: string[], opts: { force?: boolean; timeout: number }, self: Command) =>
+      .action(async (uuids: string[], opts: { force?: boolean; timeout: number; uuidFile?: string }, self: Command) =>
         (await import('../actions/stop.js')).stop(ctx, dataDirOf(self, 'write'), uuids, opts),
       )
   },

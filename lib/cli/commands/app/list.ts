@@ -1,14 +1,14 @@
 /** podctl app list: the apps of a pod. */
 import type { Command } from 'commander'
 import type { Context } from '../../context.js'
-import { addFormatOption, dataDirOf } from '../../options.js'
+import { addFormatOption, addLegendOptions, dataDirOf } from '../../options.js'
+import type { LegendOptions } from '../../output.js'
 
 export const registerAppList = (app: Command, ctx: Context): void => {
   const cmd = app.command('list').description('list the apps of a pod').argument('<uuid>', 'pod UUID or unambiguous prefix')
-  addFormatOption(cmd, ctx)
-    .option('--no-legacy', 'no header line')
+  addLegendOptions(addFormatOption(cmd, ctx))
     .addHelpText('after', '\nExample:\n  $ podctl app list 8c3b1f0e --format json')
-    .action(async (uuid: string, opts: { format: string; legacy: boolean }, self: Command) =>
+    .action(async (uuid: string, opts: { format: string } & LegendOptions, self: Command) =>
       (await import('../../actions/app.js')).list(ctx, dataDirOf(self, 'read'), uuid, opts),
     )
 }

@@ -1,0 +1,147 @@
+// The habits rkt and podman users bring (issue 15, part 2): ps and ls for
+// list, --no-legend, -q, --filter and --sort, rm --all and rm -f, stop
+// --uuid-file, inspect, the short options, --flag=value; and status --wait
+// racing rm (part 1): a pod removed while waited for is exit 3, never a
+// status that says "deleting" with exit 0.
+import t from 'tap'
+import { UUID_RE, type Test } from '../helpers/common.js'
+import { podctl, podctlAsync, runDetached } from '../helpers/cli-util.js'
+import { dataDir } from '../helpers/run-util.js'
+
+const lines = (s: string): string[] => s.split('\n').filter(Boolean)
+
+/** Three pods: web (exited), srv (running), prep (prepared). */
+const threePods = async (t: Test) => {
+  const dir = dataDir(t)
+  const web = podctl(dir, ['run', '-n', 'web', '-e', 'A=1', '--', '/bin/true'])
+  t.equal(web.status, 0, web.stderr)
+  const srv = await runDetached(t, dir, ['-n', 'srv', '--', 'sleep', '300'])
+  const prep = podctl(dir, ['prepare', '-q', '--name=prep', '--', '/bin/true']).stdout.trim()
+  t.match(prep, UUID_RE, 'prepare -q prints the UUID')
+  const all = JSON.parse(podctl(dir, ['list', '--format', 'json']).stdout) as { uuid: string; name: string }[]
+  const uuidOf = (name: string) => all.find((p) => p.name === name)!.uuid
+  return { dir, web: uuidOf('web'), srv, prep }
+}
+
+t.test('ps and ls are list; --no-legend drops the header (--no-legacy still does, unlisted); -q prints full UUIDs', async (t) => {
+  const { dir, web, srv, prep } = await threePods(t)
+  const list = podctl(dir, ['list', '--full']).stdout
+  t.equal(podctl(dir, ['ps', '--full']).stdout, list, 'ps')
+  t.equal(podctl(dir, ['ls', '--full']).stdout, list, 'ls')
+  t.match(lines(list)[0], /^UUID\s+NAME/)
+  t.same(podctl(dir, ['list', '--no-legend', '--full']).stdout, lines(list).slice(1).join('\n') + '\n')
+  t.same(podctl(dir, ['list', '--no-legacy', '--full']).stdout, lines(list).slice(1).join('\n') + '\n')
+  const help = podctl(dir, ['list', '--help']).stdout
+  t.match(help, /--no-legend/)
+  t.notMatch(help, /--no-legacy/, 'the old spelling is not advertised')
+  t.match(podctl(dir, ['help']).stdout + podctl(dir, ['--help']).stdout, /list\|ps\|ls|list \[options\]|ps, ls|list\|ps/, '--help names the aliases')
+  t.same(lines(podctl(dir, ['list', '-q']).stdout).sort(), [web, srv, prep].sort(), '-q: full UUIDs, one a line, nothing else')
+  const both = podctl(dir, ['list', '-q', '--format', 'json'])
+  t.equal(both.status, 2, '-q with --format json is refused')
+  t.match(podctl(dir, ['volume', 'ls', '--no-legend']).stdout, '', 'volume ls --no-legend: no header')
+  t.equal(podctl(dir, ['app', 'list', srv, '--no-legend']).stdout.split('\n')[0]!.split(/\s+/)[0], 'sleep', 'app list --no-legend')
+})
+
+t.test('--filter state=, name=, app= (repeatable, comma-separated; a key twice is either), --sort', async (t) => {
+  const { dir, web, srv, prep } = await threePods(t)
+  const q = (...args: string[]) => {
+    const r = podctl(dir, ['list', '-q', ...args])
+    t.equal(r.status, 0, `list -q ${args.join(' ')}`, { stderr: r.stderr })
+    return lines(r.stdout)
+  }
+  t.same(q('--filter', 'state=running'), [srv])
+  t.same(q('--filter=state=exited'), [web], '--filter=VALUE')
+  t.same(q('--filter', 'name=web,name=prep', '--sort', 'name'), [prep, web], 'one key twice: either; sorted by name')
+  t.same(q('--filter', 'app=sleep'), [srv], 'app= matches an app name')
+  t.same(q('--filter', 'app=true', '--filter', 'state=prepared'), [prep], 'two keys: both')
+  t.same(q('--filter', 'name=nope'), [], 'no match: nothing, exit 0')
+  t.same(q('--sort', 'state'), [prep, srv, web], 'by state: lifecycle order')
+  t.same(q('--state', 'exited'), [web], '--state is --filter state=')
+  const json = JSON.parse(podctl(dir, ['list', '--format', 'json', '--filter', 'app=sleep']).stdout) as { uuid: string }[]
+  t.same(json.map((p) => p.uuid), [srv], 'filters apply to JSON too')
+  for (const [args, msg] of [
+    [['--filter', 'color=red'], /invalid --filter "color=red": expected KEY=VALUE with KEY one of state, name, app/],
+    [['--filter', 'state'], /invalid --filter "state"/],
+    [['--filter', 'state=happy'], /unknown state "happy"/],
+    [['--sort', 'size'], /--sort.*size.*choices|Allowed choices/i],
+  ] as const) {
+    const r = podctl(dir, ['list', ...args])
+    t.equal(r.status, 2, `${args.join(' ')}: exit 2`)
+    t.match(r.stderr, msg)
+  }
+})
+
+t.test('rm --all removes every pod no process works on; rm -f stops a running pod first; rm -af takes running ones too', async (t) => {
+  const { dir, web, srv, prep } = await threePods(t)
+  const r = podctl(dir, ['rm', '--all'])
+  t.equal(r.status, 0, r.stderr)
+  t.same(lines(r.stdout).sort(), [web, prep].sort(), 'the exited and the prepared pod')
+  t.same(lines(podctl(dir, ['list', '-q']).stdout), [srv], 'the running pod is left')
+  t.equal(podctl(dir, ['rm', srv]).status, 4, 'rm of a running pod is refused')
+  const f = podctl(dir, ['rm', '-f', srv])
+  t.equal(f.status, 0, f.stderr)
+  t.equal(f.stdout, `${srv}\n`)
+  t.same(podctl(dir, ['list', '-q']).stdout, '', 'gone')
+  const again = podctl(dir, ['rm', '-a'])
+  t.equal(again.status, 0, 'rm -a with nothing to remove: exit 0')
+  t.equal(again.stdout, '')
+  const two = [await runDetached(t, dir, ['--', 'sleep', '300']), await runDetached(t, dir, ['--', 'sleep', '300'])]
+  const af = podctl(dir, ['rm', '-af'])
+  t.equal(af.status, 0, af.stderr)
+  t.same(lines(af.stdout).sort(), two.sort(), 'rm -af: running pods too')
+  t.equal(podctl(dir, ['rm']).status, 2, 'rm with nothing named: exit 2')
+})
+
+t.test('stop --uuid-file and -f; run -d; -v; inspect is the JSON of status', async (t) => {
+  const dir = dataDir(t)
+  const base = t.testdir({})
+  const uuidFile = `${base}/u`
+  const d = podctl(dir, ['run', '-d', '--uuid-file-save', uuidFile, '--', 'sleep', '300'])
+  t.equal(d.status, 0, d.stderr)
+  const uuid = d.stdout.trim()
+  t.match(uuid, UUID_RE, 'run -d prints the UUID')
+  const inspect = podctl(dir, ['inspect', uuid.slice(0, 8)])
+  t.equal(inspect.status, 0, inspect.stderr)
+  t.equal(inspect.stdout, podctl(dir, ['status', uuid, '--format', 'json-pretty']).stdout, 'inspect = status --format json-pretty')
+  t.equal(lines(podctl(dir, ['inspect', uuid, '--format', 'json']).stdout).length, 1, '--format json: one line')
+  t.equal(podctl(dir, ['inspect', 'ffffffff']).status, 3, 'inspect of no such pod: exit 3')
+  const s = podctl(dir, ['stop', '-f', '--uuid-file', uuidFile])
+  t.equal(s.status, 0, s.stderr)
+  t.equal(s.stdout, `${uuid}\n`)
+  t.equal(JSON.parse(podctl(dir, ['inspect', uuid, '--format', 'json']).stdout).state, 'exited')
+  t.equal(podctl(dir, ['stop']).status, 2, 'stop with nothing named: exit 2')
+  const v = podctl(dir, ['-v'])
+  t.equal(v.status, 0)
+  t.equal(v.stdout, podctl(dir, ['--version']).stdout, '-v is --version')
+})
+
+t.test('status --wait racing rm: the pod finished (exit 0, an exited state) or it was removed (exit 3); never "deleting" with 0', async (t) => {
+  const dir = dataDir(t)
+  const outcomes: string[] = []
+  for (let i = 0; i < 6; i++) {
+    const uuid = await runDetached(t, dir, ['--', 'sleep', '300'])
+    const waiting = podctlAsync(t, dir, ['status', uuid, '--wait'])
+    await new Promise((r) => setTimeout(r, 150))
+    const rm = podctl(dir, ['rm', '-f', uuid])
+    t.equal(rm.status, 0, rm.stderr)
+    const w = await waiting
+    outcomes.push(`${w.status}`)
+    if (w.status === 0) t.match(w.stdout, /^state=exited( garbage)?\n/, `trial ${i}: finished before it was removed`)
+    else {
+      t.equal(w.status, 3, `trial ${i}: removed while waited for: exit 3`)
+      t.match(w.stderr, /was removed while status waited for it|no longer exists|no pod/)
+    }
+  }
+  t.comment(`exit codes: ${outcomes.join(' ')}`)
+  // The removal side, every time: a prepared pod never finishes, so the waiter can only see it go.
+  for (let i = 0; i < 3; i++) {
+    const uuid = podctl(dir, ['prepare', '--', '/bin/true']).stdout.trim()
+    const waiting = podctlAsync(t, dir, ['status', uuid, '--wait'])
+    await new Promise((r) => setTimeout(r, 300))
+    t.equal(podctl(dir, ['rm', uuid]).status, 0)
+    const w = await waiting
+    t.equal(w.status, 3, `prepared pod ${i}: removed while waited for: exit 3`)
+    t.equal(w.stdout, '', 'no status printed')
+    t.match(w.stderr, /no longer exists|was removed while status waited for it/)
+  }
+})
