@@ -44,6 +44,8 @@ export const buildProgram = (ctx: Context): Command => {
       getErrHelpWidth: () => 80,
     })
     .showSuggestionAfterError(true)
+    // Every command's --help lists --dir and --debug too.
+    .configureHelp({ showGlobalOptions: true })
     // `help [command...]` is a command of ours (below): commander's own
     // shows a command's help without dispatching to it.
     .helpCommand(false)

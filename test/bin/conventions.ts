@@ -145,3 +145,24 @@ t.test('status --wait racing rm: the pod finished (exit 0, an exited state) or i
     t.match(w.stderr, /no longer exists|was removed while status waited for it/)
   }
 })
+
+t.test('every command\'s --help lists the global options and its short forms', async (t) => {
+  const shortForms: Record<string, string[]> = {
+    list: ['-q, --quiet', '--no-legend', '--filter', '--sort'],
+    run: ['-d, --detach', '-e, --env', '-n, --name'],
+    prepare: ['-q, --quiet', '-e, --env', '-n, --name'],
+    'run-prepared': ['-d, --detach'],
+    rm: ['-a, --all', '-f, --force'],
+    stop: ['-f, --force', '--uuid-file'],
+    logs: ['-f, --follow'],
+    inspect: ['--format'],
+    status: ['--wait'],
+    'volume create': ['--size-limit'],
+    controller: ['--workers'],
+  }
+  for (const [cmd, flags] of Object.entries(shortForms)) {
+    const r = podctl(undefined, [...cmd.split(' '), '--help'])
+    t.equal(r.status, 0, `${cmd} --help`)
+    for (const f of [...flags, '--dir <path>', '--debug']) t.ok(r.stdout.includes(f), `${cmd} --help lists ${f}`)
+  }
+})

@@ -17,7 +17,7 @@ export const logs: CommandSpec = {
     cmd
       .argument('<uuid>', 'pod UUID or unambiguous prefix')
       .option('--app <name>', 'only this app')
-      .option('--follow', 'keep printing new output until the pod has exited')
+      .option('-f, --follow', 'keep printing new output until the pod has exited')
       .option('--tail <n>', 'only the last N lines of each app')
       .addHelpText('after', '\nExamples:\n  $ podctl logs 8c3b1f0e\n  $ podctl logs 8c3b1f0e --app web --tail 20 --follow')
       .action(async (uuid: string, opts: LogsOptions, self: Command) => (await import('../actions/logs.js')).logs(ctx, dataDirOf(self, 'read'), uuid, opts))
