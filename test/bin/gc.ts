@@ -226,3 +226,18 @@ t.test(`${GCS} concurrent gc --grace-period 0s over ${PODS} exited pods`, async 
     })
   }
 })
+
+t.test('gc --format json: an entry that is not a pod directory is {uuid: its name, path, reason} (gc.md), and a running pod is skipped with its state', async (t) => {
+  const base = t.testdir({ elsewhere: { keep: 'x' } })
+  const dir = path.join(base, 'data')
+  const running = await preparedPod(dir) // makes the layout
+  await holdRunning(t, dir, running)
+  const name = '11111111-1111-4111-8111-111111111111'
+  fs.symlinkSync(path.join(base, 'elsewhere'), path.join(dir, 'pods', 'garbage', name))
+  const r = podctl(dir, ['gc', '--format', 'json'])
+  t.equal(r.status, 1, 'an entry gc cannot handle: exit 1')
+  const v = JSON.parse(r.stdout.split('\n')[0]!)
+  t.strictSame(v.skipped.find((s: { uuid: string }) => s.uuid === name), { uuid: name, path: path.join(dir, 'pods', 'garbage', name), reason: 'error: a symlink, not a pod directory; podctl never follows it' })
+  t.strictSame(v.skipped.find((s: { uuid: string }) => s.uuid === running), { uuid: running, reason: 'running: a live process holds its lock' })
+  t.equal(fs.readFileSync(path.join(base, 'elsewhere', 'keep'), 'utf8'), 'x', 'never followed')
+})
