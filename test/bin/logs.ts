@@ -71,6 +71,23 @@ t.test('logs of several apps: prefixes, --app, --tail, unknown app', async (t) =
   t.equal(nopod.status, 3)
 })
 
+t.test('logs of several apps: an app\'s unfinished last line does not run into the next app\'s', async (t) => {
+  const dir = dataDir(t)
+  const m = manifestFile(dir, {
+    apiVersion: 'podctl/v1',
+    apps: [
+      { name: 'a', exec: sh('printf "a-1\\na-partial"') },
+      { name: 'b', exec: sh('printf "b-partial"') },
+    ],
+  })
+  const uuidFile = path.join(dir, 'uuid')
+  t.equal((await podctlAsync(t, dir, ['run', '--manifest', m, '--uuid-file-save', uuidFile])).status, 0)
+  const r = await podctlAsync(t, dir, ['logs', fs.readFileSync(uuidFile, 'utf8').trim()])
+  t.equal(r.status, 0, r.stderr)
+  t.same(r.stdout.split('\n').filter(Boolean).sort(), ['[a] a-1', '[a] a-partial', '[b] b-partial'], 'each app\'s lines apart, every one prefixed')
+  t.ok(r.stdout.endsWith('\n'), 'the output ends with a newline')
+})
+
 t.test('logs --follow prints new lines as they come and returns when the pod exits', async (t) => {
   const dir = dataDir(t)
   const go = path.join(dir, 'go')

@@ -21,6 +21,10 @@ export const logs = async (ctx: Context, dataDir: string, uuid: string, opts: Lo
     apps = [opts.app]
   }
   const several = apps.length > 1
-  for (const app of apps) ctx.io.out(prefixLines(tailLines(readAppLog(pod, app), tail), several ? app : undefined))
+  for (const app of apps) {
+    const text = prefixLines(tailLines(readAppLog(pod, app), tail), several ? app : undefined)
+    // One app's unfinished last line must not run into the next app's first.
+    ctx.io.out(several && text !== '' && !text.endsWith('\n') ? `${text}\n` : text)
+  }
   if (opts.follow) await followLogs(pod, apps, (app, text) => ctx.io.out(prefixLines(text, several ? app : undefined)))
 }
