@@ -6,7 +6,7 @@
  * help, so a command line builds one command's option table. A command's
  * behaviour lives in lib/cli/actions/ and is loaded only when it runs.
  */
-import { Command } from 'commander'
+import { Argument, Command } from 'commander'
 import type { CommandSpec } from './command-spec.js'
 import { app } from './commands/app.js'
 import { catManifest } from './commands/cat-manifest.js'
@@ -73,6 +73,25 @@ Documentation: Documentation/subcommands/<command>.md`,
   program
     .hook('preSubcommand', (_program, sub) => define(sub))
     .hook('preAction', (_program, action) => parseDurations(action))
+  program
+    .command('completion')
+    .description('print a shell completion script: source <(podctl completion bash)')
+    .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh', 'fish']))
+    .addHelpText('after', '\nExamples:\n  $ source <(podctl completion bash)          # in ~/.bashrc\n  $ podctl completion fish > ~/.config/fish/completions/podctl.fish')
+    .action(async (shell: 'bash' | 'zsh' | 'fish') => ctx.io.out((await import('./completion.js')).completionScript(shell)))
+  // What the completion scripts call, with the shell's words after "--" so
+  // that none of them is taken as an option: the candidates for the last
+  // word, one a line.
+  program
+    .command('__complete', { hidden: true })
+    .argument('[words...]')
+    .allowUnknownOption()
+    .helpOption(false)
+    .action(async (words: string[]) => {
+      const { complete } = await import('./completion.js')
+      const out = complete(program, define, words)
+      ctx.io.out(out.length > 0 ? `${out.join('\n')}\n` : '')
+    })
   program
     .command('help')
     .description('display help for a command')
