@@ -3,6 +3,7 @@
  * diagnostics and progress go to stderr.
  */
 import { isatty } from 'node:tty'
+import { styleText } from 'node:util'
 import { stdout } from './stdout.js'
 
 export type Format = 'table' | 'json' | 'json-pretty'
@@ -12,6 +13,19 @@ export interface Io {
   err: (s: string) => void
   /** Whether stderr is a terminal (progress is shown only then). */
   errIsTTY: boolean
+  /** Whether stdout gets colour (states in list and status). */
+  colour?: boolean
+}
+
+/**
+ * Colour on stdout: never with NO_COLOR (no-color.org), always with
+ * FORCE_COLOR (unless it is 0 or false), else when stdout is a terminal.
+ */
+export const wantsColour = (env: NodeJS.ProcessEnv, stdoutIsTTY: boolean): boolean => {
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false
+  const force = env.FORCE_COLOR
+  if (force !== undefined) return force !== '0' && force !== 'false'
+  return stdoutIsTTY
 }
 
 export const processIo = (): Io => ({
@@ -19,7 +33,29 @@ export const processIo = (): Io => ({
   err: (s) => void process.stderr.write(s),
   // isatty, not process.stderr.isTTY: creating the stream costs start-up time.
   errIsTTY: isatty(2),
+  colour: wantsColour(process.env, isatty(1)),
 })
+
+type Style = Parameters<typeof styleText>[0]
+const STATE_STYLES: Record<string, Style> = {
+  running: 'green',
+  prepared: 'cyan',
+  preparing: 'cyan',
+  embryo: 'yellow',
+  'aborted prepare': 'yellow',
+  exited: 'blue',
+  'exited garbage': 'gray',
+  garbage: 'gray',
+  deleting: 'gray',
+  'exited deleting': 'gray',
+  unknown: 'red',
+}
+
+/** A pod state as text, coloured when `colour` (podctl decides when, not the stream: validateStream off). */
+export const styleState = (text: string, colour: boolean | undefined, state = text.trim()): string => {
+  const style = STATE_STYLES[state]
+  return colour && style ? styleText(style, text, { validateStream: false }) : text
+}
 
 export const isJson = (f: Format | string | undefined): boolean => f === 'json' || f === 'json-pretty'
 
@@ -27,12 +63,17 @@ export const toJson = (value: unknown, format: Format | string | undefined): str
   `${format === 'json-pretty' ? JSON.stringify(value, null, 2) : JSON.stringify(value)}\n`
 
 /** Left-aligned columns separated by three spaces, like rkt's tabwriter output. */
-export const formatTable = (header: string[] | undefined, rows: string[][]): string => {
+export const formatTable = (header: string[] | undefined, rows: string[][], style?: (column: number, cell: string) => string): string => {
   const all = header ? [header, ...rows] : rows
   if (all.length === 0) return ''
   const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)))
+  // Styled after padding, so that escape sequences do not count as width.
+  const cell = (c: string, i: number, last: boolean, body: boolean): string => {
+    const padded = last ? c : c.padEnd(widths[i]!)
+    return body && style ? style(i, padded) : padded
+  }
   return all
-    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('   ').trimEnd())
+    .map((r, n) => r.map((c, i) => cell(c, i, i === r.length - 1, !(header && n === 0))).join('   ').trimEnd())
     .join('\n')
     .concat('\n')
 }

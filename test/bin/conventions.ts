@@ -4,7 +4,8 @@
 // racing rm (part 1): a pod removed while waited for is exit 3, never a
 // status that says "deleting" with exit 0.
 import t from 'tap'
-import { UUID_RE, type Test } from '../helpers/common.js'
+import { spawnSync } from 'node:child_process'
+import { BIN, UUID_RE, type Test } from '../helpers/common.js'
 import { podctl, podctlAsync, runDetached } from '../helpers/cli-util.js'
 import { dataDir } from '../helpers/run-util.js'
 
@@ -165,4 +166,33 @@ t.test('every command\'s --help lists the global options and its short forms', a
     t.equal(r.status, 0, `${cmd} --help`)
     for (const f of [...flags, '--dir <path>', '--debug']) t.ok(r.stdout.includes(f), `${cmd} --help lists ${f}`)
   }
+})
+
+t.test('colour for states in list and status: on a terminal, with FORCE_COLOR; never with NO_COLOR or into a pipe', async (t) => {
+  const dir = dataDir(t)
+  t.equal(podctl(dir, ['run', '--', '/bin/true']).status, 0)
+  const uuid = podctl(dir, ['list', '-q']).stdout.trim()
+  const env = (extra: Record<string, string>): NodeJS.ProcessEnv => {
+    const e: NodeJS.ProcessEnv = { ...process.env, ...extra }
+    if (!('FORCE_COLOR' in extra)) delete e.FORCE_COLOR
+    if (!('NO_COLOR' in extra)) delete e.NO_COLOR
+    return e
+  }
+  const blue = '\u001b[34mexited\u001b[39m'
+  t.notMatch(podctl(dir, ['list'], { env: env({}) }).stdout, '\u001b[', 'a pipe: no escape sequences')
+  t.match(podctl(dir, ['list'], { env: env({ FORCE_COLOR: '1' }) }).stdout, blue, 'FORCE_COLOR: the state is coloured')
+  t.match(podctl(dir, ['status', uuid], { env: env({ FORCE_COLOR: '1' }) }).stdout, `state=${blue}\n`, 'in status too')
+  t.notMatch(podctl(dir, ['list'], { env: env({ FORCE_COLOR: '1', NO_COLOR: '1' }) }).stdout, '\u001b[', 'NO_COLOR wins')
+  t.notMatch(podctl(dir, ['list'], { env: env({ FORCE_COLOR: '0' }) }).stdout, '\u001b[', 'FORCE_COLOR=0: none')
+  t.notMatch(podctl(dir, ['list', '--format', 'json'], { env: env({ FORCE_COLOR: '1' }) }).stdout, '\u001b[', 'never in JSON')
+  const lines = podctl(dir, ['list'], { env: env({ FORCE_COLOR: '1' }) }).stdout.replace(/\u001b\[\d+m/g, '')
+  t.equal(lines, podctl(dir, ['list'], { env: env({}) }).stdout, 'columns line up as without colour')
+  // A real terminal (util-linux script gives podctl a pseudo-terminal).
+  const hasScript = spawnSync('script', ['-qec', 'true', '/dev/null']).status === 0
+  if (!hasScript) return t.comment('skipped the pseudo-terminal check: no util-linux script here')
+  const cmd = `/usr/bin/env -u NODE_OPTIONS -u FORCE_COLOR -u NO_COLOR ${process.execPath} ${BIN} --dir ${dir} list`
+  const tty = spawnSync('script', ['-qec', cmd, '/dev/null'], { encoding: 'utf8' })
+  t.match(tty.stdout, blue, 'on a terminal: coloured')
+  const ttyNo = spawnSync('script', ['-qec', `/usr/bin/env NO_COLOR=1 ${cmd.slice('/usr/bin/env '.length)}`, '/dev/null'], { encoding: 'utf8' })
+  t.notMatch(ttyNo.stdout, '\u001b[3', 'on a terminal with NO_COLOR: none')
 })

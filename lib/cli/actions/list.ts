@@ -6,7 +6,7 @@ import { POD_STATES, parseState, type PodState } from '../../pod/state.js'
 import { podView, podViewJsonBytes, type PodView } from '../../pod/view.js'
 import { Include, listPods } from '../../pod/walk.js'
 import type { ListOptions } from '../commands/list.js'
-import { formatTable, isJson, relativeTime, toJson, wantsHeader } from '../output.js'
+import { formatTable, isJson, relativeTime, styleState, toJson, wantsHeader } from '../output.js'
 
 // created_at is RFC 3339 UTC with a fixed width, so plain string order is
 // time order (and much cheaper than localeCompare over 10,000 pods).
@@ -63,7 +63,7 @@ const byState = (a: PodView, b: PodView): number => stateRank(a.state) - stateRa
 const SORTS = { created: byCreation, name: byName, state: byState }
 
 /** Lists the pods of `dataDir` as `opts` ask; returns what goes to stdout. */
-export const listOutput = (dataDir: string, opts: ListOptions): string | Uint8Array => {
+export const listOutput = (dataDir: string, opts: ListOptions, colour = false): string | Uint8Array => {
   if (opts.quiet && opts.format !== 'table') throw new PodctlError('EUSAGE', `--quiet prints UUIDs only: it cannot be used with --format ${opts.format}`)
   const filters = parseFilters(opts)
   const wanted = (filters.get('state') ?? new Set()) as Set<PodState>
@@ -116,5 +116,5 @@ export const listOutput = (dataDir: string, opts: ListOptions): string | Uint8Ar
     time(v.created_at),
     time(v.started_at),
   ])
-  return formatTable(wantsHeader(opts) ? ['UUID', 'NAME', 'APPS', 'STATE', 'CREATED', 'STARTED'] : undefined, rows)
+  return formatTable(wantsHeader(opts) ? ['UUID', 'NAME', 'APPS', 'STATE', 'CREATED', 'STARTED'] : undefined, rows, (col, cell) => (col === 3 ? styleState(cell, colour) : cell))
 }

@@ -10,11 +10,11 @@ import { volumeStatusLine } from '../../volume/status-line.js'
 import { withVolumes, type VolumeView } from '../../volume/view.js'
 import type { StatusOptions } from '../commands/status.js'
 import type { Context } from '../context.js'
-import { isJson, toJson } from '../output.js'
+import { isJson, styleState, toJson } from '../output.js'
 
 /** rkt-style key=value lines; keys with no value yet are left out. */
-export const statusLines = (v: PodView & { volumes?: VolumeView[] }): string => {
-  const lines = [`state=${v.state}`]
+export const statusLines = (v: PodView & { volumes?: VolumeView[] }, colour = false): string => {
+  const lines = [`state=${styleState(v.state, colour)}`]
   if (v.damaged !== undefined) lines.push(`damaged=${oneLine(v.damaged)}`)
   if (v.failure !== undefined) lines.push(`failure=${oneLine(v.failure)}`)
   if (v.created_at) lines.push(`created=${v.created_at}`)
@@ -83,5 +83,5 @@ export const status = async (ctx: Context, dataDir: string, uuidArg: string | un
   }
   reapOrphans(pod)
   const v = withVolumes(pod, podView(pod))
-  ctx.io.out(isJson(opts.format) ? toJson(v, opts.format) : statusLines(v))
+  ctx.io.out(isJson(opts.format) ? toJson(v, opts.format) : statusLines(v, ctx.io.colour))
 }

@@ -27,6 +27,6 @@ export const list: CommandSpec = {
       .addOption(new Option('--sort <field>', 'order by creation time, name or state').choices(['created', 'name', 'state']).default('created'))
       .option('-q, --quiet', 'print full UUIDs only, one per line')
       .addHelpText('after', '\nExamples:\n  $ podctl list\n  $ podctl ps --filter state=running --filter app=web\n  $ podctl list -q --filter state=exited | xargs podctl rm\n  $ podctl list --state running --format json')
-      .action(async (opts: ListOptions, self: Command) => ctx.io.out(await (await import('../actions/list.js')).listOutput(dataDirOf(self, 'read'), opts)))
+      .action(async (opts: ListOptions, self: Command) => ctx.io.out(await (await import('../actions/list.js')).listOutput(dataDirOf(self, 'read'), opts, ctx.io.colour)))
   },
 }
