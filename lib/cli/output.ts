@@ -106,25 +106,43 @@ export const relativeTime = (iso: string | null, now = Date.now()): string => {
   return 'just now'
 }
 
+/** Back to the start of the line, and erase it. */
+const ERASE_LINE = '\r\u001b[K'
+
 /**
- * A progress line on stderr for long operations, shown only on a terminal,
- * for at least `threshold` items, and redrawn at most every 100 ms.
+ * A progress line on stderr for long operations, shown only when stderr
+ * is a terminal, for at least `threshold` items, redrawn at most every
+ * 100 ms. It is erased before anything else is printed (use `io`, which
+ * does that, for the command's output), so that stdout lines on the same
+ * terminal never run into it, and it is gone at the end.
  */
-export const progressReporter = (io: Io, label: string, enabled: boolean, threshold = 50) => {
+export const progressReporter = (parent: Io, label: string, enabled: boolean, threshold = 50) => {
   let last = 0
   let shown = false
+  const clear = (): void => {
+    if (shown) parent.err(ERASE_LINE)
+    shown = false
+  }
   const report = (done: number, total: number): void => {
-    if (!enabled || !io.errIsTTY || total < threshold) return
+    if (!enabled || !parent.errIsTTY || total < threshold) return
     const now = Date.now()
     if (done < total && now - last < 100) return
     last = now
+    parent.err(`${ERASE_LINE}${label}: ${done}/${total} pods`)
     shown = true
-    io.err(`\r${label}: ${done}/${total} pods`)
   }
-  const finish = (): void => {
-    if (shown) io.err('\n')
+  const io: Io = {
+    ...parent,
+    out: (s) => {
+      clear()
+      parent.out(s)
+    },
+    err: (s) => {
+      clear()
+      parent.err(s)
+    },
   }
-  return { report, finish }
+  return { report, finish: clear, io }
 }
 
 /** Whether a table gets its header line: rkt's --no-legend drops it (--no-legacy, podctl's first spelling, still does). */

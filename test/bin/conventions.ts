@@ -196,3 +196,21 @@ t.test('colour for states in list and status: on a terminal, with FORCE_COLOR; n
   const ttyNo = spawnSync('script', ['-qec', `/usr/bin/env NO_COLOR=1 ${cmd.slice('/usr/bin/env '.length)}`, '/dev/null'], { encoding: 'utf8' })
   t.notMatch(ttyNo.stdout, '\u001b[3', 'on a terminal with NO_COLOR: none')
 })
+
+t.test('rm of many pods on a terminal: the progress line never runs into stdout and is gone at the end', async (t) => {
+  const hasScript = spawnSync('script', ['-qec', 'true', '/dev/null']).status === 0
+  if (!hasScript) return t.plan(0, 'skipped: no util-linux script here to give podctl a terminal')
+  const dir = dataDir(t)
+  const { preparePod } = await import('../../lib/pod/prepare.js')
+  const uuids: string[] = []
+  for (let i = 0; i < 60; i++) uuids.push((await preparePod(dir, { apiVersion: 'podctl/v1', apps: [{ name: 'a', exec: ['/bin/true'] }] }, { sync: false })).uuid)
+  // stdout and stderr on one pseudo-terminal, as a person sees them.
+  const cmd = `/usr/bin/env -u NODE_OPTIONS ${process.execPath} ${BIN} --dir ${dir} rm --all`
+  const r = spawnSync('script', ['-qec', cmd, '/dev/null'], { encoding: 'utf8' })
+  t.equal(r.status, 0, r.stderr)
+  t.match(r.stdout, /rm: \d+\/60 pods/, 'progress was shown')
+  const erased = /\r\u001b\[K(rm: \d+\/\d+ pods)?/g
+  const lines = r.stdout.replace(erased, '').split('\r\n')
+  t.equal(lines.pop(), '', 'nothing is left on the last line: the progress is gone')
+  t.same(lines.sort(), uuids.sort(), 'every other line is one UUID, whole')
+})

@@ -12,6 +12,7 @@ export const gc = (ctx: Context, dataDir: string, opts: GcCliOptions): void => {
   let result: GcResult = { marked: [], deleted: [], skipped: [], failed: [] }
   if (dataDirExists(dataDir)) {
     const progress = progressReporter(ctx.io, 'gc', !json)
+    const io = progress.io
     result = collect(dataDir, {
       gracePeriodMs: opts.gracePeriod,
       expirePreparedMs: opts.expirePrepared,
@@ -19,7 +20,7 @@ export const gc = (ctx: Context, dataDir: string, opts: GcCliOptions): void => {
       onProgress: progress.report,
       beforeDelete: tearDownPodVolumes,
       // Each line as it happens: a gc that is killed half-way has said what it did.
-      ...(json ? {} : { onOutcome: (outcome: string, uuid: string) => ctx.io.out(`${outcome} ${uuid}\n`) }),
+      ...(json ? {} : { onOutcome: (outcome: string, uuid: string) => io.out(`${outcome} ${uuid}\n`) }),
     })
     progress.finish()
   }

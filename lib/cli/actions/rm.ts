@@ -37,7 +37,7 @@ export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: R
   }
   const progress = progressReporter(ctx.io, 'rm', true)
   await forEachArgument(
-    ctx,
+    { ...ctx, io: progress.io },
     pods,
     async (arg) => {
       let pod = podFromUUIDString(dataDir, arg)
