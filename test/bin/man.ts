@@ -29,7 +29,7 @@ t.test('each page is named and described as the command\'s --help says', async (
     const help = podctl(undefined, [cmd, '--help']).stdout.split('\n\n')[1]!.replace(/\s+/g, ' ').trim()
     const name = /\.SH "NAME"\n\\fB(.*?)\\fR - (.*)\n/.exec(roff)
     t.equal(name?.[1], `podctl-${cmd}`, `${page}: its name`)
-    // roff writes "." as "\\." and may put a "\\|" before it.
+    // roff writes "." as \. and may put \| before it.
     const description = name?.[2]?.replace(/\\\|?\.?/g, (m) => (m.endsWith('.') ? '.' : ''))
     t.equal(description, help, `${page}: the --help description`)
   }
