@@ -214,3 +214,13 @@ t.test('rm of many pods on a terminal: the progress line never runs into stdout 
   t.equal(lines.pop(), '', 'nothing is left on the last line: the progress is gone')
   t.same(lines.sort(), uuids.sort(), 'every other line is one UUID, whole')
 })
+
+t.test('cat-manifest: compact as rkt prints it; --pretty-print and --pretty indent it', async (t) => {
+  const dir = dataDir(t)
+  const uuid = podctl(dir, ['prepare', '--', '/bin/true']).stdout.trim()
+  const compact = podctl(dir, ['cat-manifest', uuid]).stdout
+  t.equal(compact.split('\n').length, 2, 'one line')
+  const pretty = podctl(dir, ['cat-manifest', uuid, '--pretty-print']).stdout
+  t.equal(pretty, `${JSON.stringify(JSON.parse(compact), null, 2)}\n`)
+  t.equal(podctl(dir, ['cat-manifest', uuid, '--pretty']).stdout, pretty, '--pretty is --pretty-print')
+})

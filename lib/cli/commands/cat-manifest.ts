@@ -1,5 +1,5 @@
 /** podctl cat-manifest: print a pod's manifest as stored. */
-import type { Command } from 'commander'
+import { Option, type Command } from 'commander'
 import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
 import { dataDirOf } from '../options.js'
@@ -10,10 +10,11 @@ export const catManifest: CommandSpec = {
   define: (cmd: Command, ctx: Context): void => {
     cmd
       .argument('<uuid>', 'pod UUID or unambiguous prefix')
-      .option('--pretty-print', 'indent the JSON')
+      .option('--pretty-print', 'indent the JSON (rkt\'s flag; compact by default, as rkt prints it)')
+      .addOption(new Option('--pretty', 'the same as --pretty-print').hideHelp())
       .addHelpText('after', '\nExample:\n  $ podctl cat-manifest 8c3b1f0e --pretty-print')
-      .action(async (uuid: string, opts: { prettyPrint?: boolean }, self: Command) =>
-        (await import('../actions/cat-manifest.js')).catManifest(ctx, dataDirOf(self, 'read'), uuid, opts),
+      .action(async (uuid: string, opts: { prettyPrint?: boolean; pretty?: boolean }, self: Command) =>
+        (await import('../actions/cat-manifest.js')).catManifest(ctx, dataDirOf(self, 'read'), uuid, { prettyPrint: opts.prettyPrint === true || opts.pretty === true }),
       )
   },
 }
