@@ -28,6 +28,16 @@ export const logFiles = (podPath: string, app: string, keep = DEFAULT_LOG_KEEP):
 const APPEND = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW
 const openLog = (file: string): number => fs.openSync(file, APPEND, FILE_MODE)
 
+const endsWithNewline = (file: string, size: number): boolean => {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+  try {
+    const b = Buffer.alloc(1)
+    return fs.readSync(fd, b, 0, 1, size - 1) === 1 && b[0] === 0x0a
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
 export interface LogWriterOptions {
   maxBytes?: number
   keep?: number
@@ -57,6 +67,8 @@ export class LogWriter {
     this.#onTrouble = opts.onTrouble
     this.#fd = openLog(this.path)
     this.#size = fs.fstatSync(this.#fd).size
+    // An app started again (a mutable pod) whose last run ended mid-line: its output starts on a line of its own.
+    if (this.#size > 0 && !endsWithNewline(this.path, this.#size)) this.write(Buffer.from('\n'))
   }
 
   /**

@@ -131,3 +131,23 @@ t.test('logs --follow of several apps prefixes each line', async (t) => {
   t.equal(r.status, 0)
   t.same(r.stdout.trim().split('\n').sort(), ['[a] a-done', '[a] a-ready', '[b] b-done'])
 })
+
+t.test('an app started again after a run that ended mid-line: its output starts on a line of its own', async (t) => {
+  const dir = dataDir(t)
+  const sandbox = await podctlAsync(t, dir, ['app', 'sandbox', '--detach'])
+  t.equal(sandbox.status, 0, sandbox.stderr)
+  const uuid = sandbox.stdout.trim()
+  t.equal((await podctlAsync(t, dir, ['app', 'add', uuid, '--name', 'p', '--', 'sh', '-c', 'printf partial'])).status, 0)
+  const runOnce = async (n: number): Promise<void> => {
+    t.equal((await podctlAsync(t, dir, ['app', 'start', uuid, 'p'])).status, 0, `start ${n}`)
+    await pollUntil(`run ${n} of p exited`, async () => {
+      const apps = JSON.parse((await podctlAsync(t, dir, ['app', 'list', uuid, '--format', 'json'])).stdout) as { name: string; state: string }[]
+      return apps.find((a) => a.name === 'p')?.state === 'exited'
+    })
+  }
+  await runOnce(1)
+  await runOnce(2)
+  const r = await podctlAsync(t, dir, ['logs', uuid, '--app', 'p'])
+  t.equal(r.stdout, 'partial\npartial', 'two lines, not "partialpartial"; the last one as the app left it')
+  t.equal((await podctlAsync(t, dir, ['rm', '-f', uuid])).status, 0)
+})
