@@ -224,3 +224,10 @@ t.test('cat-manifest: compact as rkt prints it; --pretty-print and --pretty inde
   t.equal(pretty, `${JSON.stringify(JSON.parse(compact), null, 2)}\n`)
   t.equal(podctl(dir, ['cat-manifest', uuid, '--pretty']).stdout, pretty, '--pretty is --pretty-print')
 })
+
+t.test('app add without its UUID says the UUID is missing (not that "-c" is no program)', async (t) => {
+  const dir = dataDir(t)
+  const r = podctl(dir, ['app', 'add', '--name', 'p', '--', 'sh', '-c', 'echo hi'])
+  t.equal(r.status, 2)
+  t.match(r.stderr, /^podctl: missing pod UUID: "sh" is not one\nusage: podctl app add UUID --name NAME -- CMD/)
+})

@@ -18,6 +18,10 @@ export const sandbox = async (ctx: Context, dataDir: string, opts: { name?: stri
 }
 
 export const add = async (ctx: Context, dataDir: string, uuid: string, command: string[], opts: { name: string; ephemeral?: boolean; env?: string[] }): Promise<void> => {
+  // `app add --name x -- sh -c ...` without the UUID hands "sh" in as the pod: say that, not that "-c" is no program.
+  if (!/^[0-9a-fA-F-]+$/.test(uuid)) {
+    throw new PodctlError('EUSAGE', `missing pod UUID: ${JSON.stringify(uuid)} is not one`, 'usage: podctl app add UUID --name NAME -- CMD [ARG...]')
+  }
   const app = appFromCommand(opts.name, command, opts.env ?? [], opts.ephemeral === true)
   await addApp(podFromUUIDString(dataDir, uuid), app)
 }

@@ -9,9 +9,9 @@ export const registerAppAdd = (app: Command, ctx: Context): void => {
     .description('add an app to a running mutable pod (created, not started: see app start)')
     .argument('<uuid>', 'pod UUID or unambiguous prefix')
     .argument('<command...>', 'after --: the program and its arguments')
-    .requiredOption('--name <name>', 'app name, unique in the pod')
+    .requiredOption('-n, --name <name>', 'app name, unique in the pod')
     .option('--ephemeral', 'an ephemeral app: never decides the pod exit code')
-    .option('--env <KEY=VALUE>', 'environment variable (repeatable)', collect)
+    .option('-e, --env <KEY=VALUE>', 'environment variable (repeatable)', collect)
     .addHelpText('after', '\nExample:\n  $ podctl app add 8c3b1f0e --name worker --env QUEUE=jobs -- node worker.js')
     .action(async (uuid: string, command: string[], opts: { name: string; ephemeral?: boolean; env?: string[] }, self: Command) =>
       (await import('../../actions/app.js')).add(ctx, dataDirOf(self, 'write'), uuid, command, opts),
