@@ -3,11 +3,19 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
-import { manifestFile, pollUntil } from '../helpers/common.js'
+import { manifestFile, pollUntil, type Test } from '../helpers/common.js'
 import { podctlAsync, runDetached, startPodctl } from '../helpers/cli-util.js'
 import { dataDir } from '../helpers/run-util.js'
 
 const sh = (script: string): string[] => ['/bin/sh', '-c', script]
+
+/** Runs a pod of these apps in the foreground to its end; its UUID. */
+const runApps = async (t: Test, dir: string, apps: { name: string; exec: string[] }[]): Promise<string> => {
+  const m = manifestFile(dir, { apiVersion: 'podctl/v1', apps })
+  const uuidFile = path.join(dir, 'uuid')
+  t.equal((await podctlAsync(t, dir, ['run', '--manifest', m, '--uuid-file-save', uuidFile])).status, 0, 'the pod ran')
+  return fs.readFileSync(uuidFile, 'utf8').trim()
+}
 
 t.test('logs of a one-app pod: stdout and stderr, unprefixed', async (t) => {
   const dir = dataDir(t)
@@ -26,16 +34,10 @@ t.test('logs of a one-app pod: stdout and stderr, unprefixed', async (t) => {
 
 t.test('logs of several apps: prefixes, --app, --tail, unknown app', async (t) => {
   const dir = dataDir(t)
-  const m = manifestFile(dir, {
-    apiVersion: 'podctl/v1',
-    apps: [
-      { name: 'web', exec: sh('for i in 1 2 3 4; do echo web-$i; done') },
-      { name: 'db', exec: sh('echo db-1; echo db-2 >&2; echo db-3') },
-    ],
-  })
-  const uuidFile = path.join(dir, 'uuid')
-  t.equal((await podctlAsync(t, dir, ['run', '--manifest', m, '--uuid-file-save', uuidFile])).status, 0)
-  const uuid = fs.readFileSync(uuidFile, 'utf8').trim()
+  const uuid = await runApps(t, dir, [
+    { name: 'web', exec: sh('for i in 1 2 3 4; do echo web-$i; done') },
+    { name: 'db', exec: sh('echo db-1; echo db-2 >&2; echo db-3') },
+  ])
 
   const all = await podctlAsync(t, dir, ['logs', uuid])
   t.equal(all.status, 0, all.stderr)
@@ -73,16 +75,11 @@ t.test('logs of several apps: prefixes, --app, --tail, unknown app', async (t) =
 
 t.test('logs of several apps: an app\'s unfinished last line does not run into the next app\'s', async (t) => {
   const dir = dataDir(t)
-  const m = manifestFile(dir, {
-    apiVersion: 'podctl/v1',
-    apps: [
-      { name: 'a', exec: sh('printf "a-1\\na-partial"') },
-      { name: 'b', exec: sh('printf "b-partial"') },
-    ],
-  })
-  const uuidFile = path.join(dir, 'uuid')
-  t.equal((await podctlAsync(t, dir, ['run', '--manifest', m, '--uuid-file-save', uuidFile])).status, 0)
-  const r = await podctlAsync(t, dir, ['logs', fs.readFileSync(uuidFile, 'utf8').trim()])
+  const uuid = await runApps(t, dir, [
+    { name: 'a', exec: sh('printf "a-1\\na-partial"') },
+    { name: 'b', exec: sh('printf "b-partial"') },
+  ])
+  const r = await podctlAsync(t, dir, ['logs', uuid])
   t.equal(r.status, 0, r.stderr)
   t.same(r.stdout.split('\n').filter(Boolean).sort(), ['[a] a-1', '[a] a-partial', '[b] b-partial'], 'each app\'s lines apart, every one prefixed')
   t.ok(r.stdout.endsWith('\n'), 'the output ends with a newline')
