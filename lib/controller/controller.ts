@@ -60,7 +60,7 @@ export interface ControllerOptions {
   once?: boolean
   metrics?: ControllerMetrics
   /** What the controller does, one line each (the CLI prints them on stderr). */
-  log?: (line: string) => void
+  log?: (line: string, time: string) => void
 }
 
 const DEFAULTS = {
@@ -133,7 +133,7 @@ export class ProvisionController {
   }
 
   #log(line: string): void {
-    this.#opts.log?.(`${isoTime()} ${line}`)
+    this.#opts.log?.(line, isoTime())
   }
 
   /** Runs until `signal` aborts (SIGTERM): finishes the items in hand, gives up the lease, returns. */

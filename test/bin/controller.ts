@@ -89,6 +89,21 @@ t.test('a data dir made by another command (no class, no volume yet): the contro
   t.ok(fs.existsSync(path.join(dir, 'controller', 'lease.json')))
 })
 
+t.test('--log-format json: every line on stderr is one JSON object {time, msg}; text lines by default', async (t) => {
+  const dir = setUp(t)
+  t.equal(podctl(dir, ['volume', 'claim', 'create', 'a', '--size', '1M']).status, 0)
+  const r = podctl(dir, ['controller', '--once', '--identity', 'json-1', '--log-format', 'json'])
+  t.equal(r.status, 0, r.stderr)
+  const lines = r.stderr.trim().split('\n')
+  t.ok(lines.length >= 2, 'it logged what it did')
+  for (const l of lines) t.match(JSON.parse(l), { time: /^\d{4}-\d\d-\d\dT.*Z$/, msg: String }, `a JSON line: ${l}`)
+  t.ok(lines.some((l) => /claim a: provisioned volume pvc-/.test(JSON.parse(l).msg)), 'the provision is one of them')
+  t.equal(podctl(dir, ['volume', 'claim', 'create', 'b', '--size', '1M']).status, 0)
+  const text = podctl(dir, ['controller', '--once', '--identity', 'text-1'])
+  t.match(text.stderr, /^podctl controller: \d{4}-\d\d-\d\dT\S+Z leading \(text-1\)$/m, 'text: "podctl controller: TIME what"')
+  t.equal(podctl(dir, ['controller', '--once', '--log-format', 'yaml']).status, 2, 'an unknown log format: exit 2')
+})
+
 t.test('bad flags: exit 2 with a message, no stack trace', async (t) => {
   const dir = setUp(t)
   for (const args of [['--workers', '0'], ['--renew-deadline', '20s'], ['--resync', 'soon'], ['--metrics-address', 'nowhere'], ['--failed-provision-threshold', '-1']]) {

@@ -55,7 +55,7 @@ export const runController = async (ctx: Context, dataDir: string, opts: Control
     once: opts.once === true,
     gcRunner: gcInChild,
     ...(metrics ? { metrics } : {}),
-    log: (line) => ctx.io.err(`podctl controller: ${line}\n`),
+    log: (line, time) => ctx.io.err(opts.logFormat === 'json' ? `${JSON.stringify({ time, msg: line })}\n` : `podctl controller: ${time} ${line}\n`),
   })
   let running = true
   const server = metrics ? await (await import('../../controller/metrics.js')).serveMetrics(metrics, opts.metricsAddress!, opts.metricsPath, () => running) : undefined

@@ -22,6 +22,7 @@ export interface ControllerCliOptions {
   gcGracePeriod: number
   gcExpirePrepared: number
   once?: boolean
+  logFormat: 'text' | 'json'
 }
 
 const count = (flag: string, min: number) => (text: string): number => {
@@ -54,6 +55,7 @@ export const controller: CommandSpec = {
       .addOption(durationOption('--gc-grace-period <duration>', 'gc\'s --grace-period', '30m'))
       .addOption(durationOption('--gc-expire-prepared <duration>', 'gc\'s --expire-prepared', '24h'))
       .option('--once', 'one pass over every claim and released volume, then exit')
+      .addOption(new Option('--log-format <format>', 'the log on stderr: text lines, or one JSON object a line ({"time", "msg"})').choices(['text', 'json']).default('text'))
       .addHelpText(
         'after',
         `
