@@ -43,12 +43,14 @@ export interface ProjectedFile {
 }
 
 export type AccessMode = 'ReadWriteOnce' | 'ReadWriteMany'
+/** How a manifest may spell an access mode: the names, or Kubernetes' abbreviations (as on the command line). */
+export type AccessModeName = AccessMode | 'RWO' | 'RWX'
 
 export type Volume =
   | { name: string; kind: 'empty' }
   | { name: string; kind: 'host'; source: string; readOnly?: boolean }
   | { name: string; kind: 'files'; files: Record<string, ProjectedFile> }
-  | { name: string; kind: 'persistent'; claim: string; readOnly?: boolean; accessMode?: AccessMode; class?: string; size?: string }
+  | { name: string; kind: 'persistent'; claim: string; readOnly?: boolean; accessMode?: AccessModeName; class?: string; size?: string }
 
 export interface PodManifest {
   apiVersion: typeof API_VERSION

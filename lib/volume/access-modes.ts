@@ -5,3 +5,7 @@ export const ACCESS_MODE_NAMES: Readonly<Record<string, 'ReadWriteOnce' | 'ReadW
   ReadWriteMany: 'ReadWriteMany',
   RWX: 'ReadWriteMany',
 }
+
+/** The access mode a name (from a manifest or the command line) stands for; undefined stays undefined. */
+export const accessModeOf = <T extends string | undefined>(name: T): T extends string ? 'ReadWriteOnce' | 'ReadWriteMany' : undefined =>
+  (name === undefined ? undefined : ACCESS_MODE_NAMES[name]) as never

@@ -25,6 +25,7 @@ import { removeObject } from './objects.js'
 import { bindStaticVolume, createVolume, isProvisionedName, listVolumes, markReleased, readVolume, reclaimReleased, volumeExists, type PvRecord, type ReclaimOutcome } from './persistent.js'
 import { pvView } from './pv-view.js'
 import { IgnoredError, provisionerOf, type ProvisionRequest, type Provisioner } from './provisioner.js'
+import { accessModeOf } from './access-modes.js'
 
 export interface BinderOptions {
   /** Who does the work: `<hostname>/<pid>` by default; recorded as provisioned_by. */
@@ -266,7 +267,7 @@ export const createManifestClaims = (dataDir: string, m: PodManifest): void => {
     createClaim(dataDir, v.claim, {
       ...(v.class !== undefined ? { class: v.class } : {}),
       ...(v.size !== undefined ? { sizeBytes: parseBytes(v.size) } : {}),
-      ...(v.accessMode ? { accessMode: v.accessMode } : {}),
+      ...(v.accessMode ? { accessMode: accessModeOf(v.accessMode) } : {}),
       existingOk: true,
     })
   }

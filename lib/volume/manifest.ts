@@ -23,6 +23,7 @@ import {
   type ValidateOptions,
 } from '../pod/manifest.js'
 import { mountProblems } from './plan.js'
+import { ACCESS_MODE_NAMES } from './access-modes.js'
 
 /**
  * Checks a relative path inside a volume: no absolute paths, no ".." parts,
@@ -100,8 +101,8 @@ const checkVolume = (c: Checker, v: Record<string, unknown>, at: string): void =
         }
       }
       if (v.readOnly !== undefined) c.bool(v.readOnly, join(at, 'readOnly'))
-      if (v.accessMode !== undefined && v.accessMode !== 'ReadWriteOnce' && v.accessMode !== 'ReadWriteMany') {
-        c.add(join(at, 'accessMode'), `must be "ReadWriteOnce" or "ReadWriteMany", not ${describe(v.accessMode)}`)
+      if (v.accessMode !== undefined && (typeof v.accessMode !== 'string' || !Object.hasOwn(ACCESS_MODE_NAMES, v.accessMode))) {
+        c.add(join(at, 'accessMode'), `must be "ReadWriteOnce" (RWO) or "ReadWriteMany" (RWX), not ${describe(v.accessMode)}`)
       }
       break
     default:

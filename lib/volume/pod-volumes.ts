@@ -24,6 +24,7 @@ import { resolveAppUser, type AppUser } from '../pod/app-user.js'
 import { POD_VOLUMES, podVolumeDir, pvDir, volumeLocksDir, volumeStateDir, volumesRoot } from './layout.js'
 import { parsePodManifest } from './manifest.js'
 import type { PodRef, RecordedMountPoint, VolumeSpec } from './types.js'
+import { accessModeOf } from './access-modes.js'
 
 /** A pod this process may hold the lock of. */
 export interface LockablePod extends PodRef {
@@ -51,7 +52,7 @@ export const volumeSourceProblems = (dataDir: string, m: PodManifest): ManifestP
       if (v.class !== undefined || v.size !== undefined || findClaim(dataDir, v.claim) !== undefined) return
       if (!volumeExists(dataDir, v.claim)) {
         out.push({ path: `volumes[${i}].claim`, problem: `no volume claim or persistent volume named ${JSON.stringify(v.claim)}; create one: podctl volume claim create ${v.claim} --class CLASS --size SIZE, or podctl volume create ${v.claim}` })
-      } else if (v.accessMode === 'ReadWriteMany') {
+      } else if (accessModeOf(v.accessMode) === 'ReadWriteMany') {
         try {
           if (readVolume(dataDir, v.claim).access_mode === 'ReadWriteOnce') {
             out.push({ path: `volumes[${i}].accessMode`, problem: `persistent volume ${v.claim} allows ReadWriteOnce only` })

@@ -231,3 +231,17 @@ t.test('app add without its UUID says the UUID is missing (not that "-c" is no p
   t.equal(r.status, 2)
   t.match(r.stderr, /^podctl: missing pod UUID: "sh" is not one\nusage: podctl app add UUID --name NAME -- CMD/)
 })
+
+t.test('a manifest spells access modes as --access-mode does: RWO and RWX too', async (t) => {
+  const dir = dataDir(t)
+  t.equal(podctl(dir, ['volume', 'create', 'shared', '--access-mode', 'RWX']).status, 0)
+  const m = (mode: string) =>
+    JSON.stringify({ apiVersion: 'podctl/v1', apps: [{ name: 'a', exec: ['/bin/sh', '-c', 'sleep 300'], mounts: [{ volume: 'd', path: '/d' }] }], volumes: [{ name: 'd', kind: 'persistent', claim: 'shared', accessMode: mode }] })
+  const one = podctl(dir, ['run', '-d', '--manifest', '-'], { input: m('RWX') })
+  t.equal(one.status, 0, one.stderr)
+  const two = podctl(dir, ['run', '-d', '--manifest', '-'], { input: m('ReadWriteMany') })
+  t.equal(two.status, 0, `RWX and ReadWriteMany are one mode: both pods hold the volume (${two.stderr})`)
+  const v = JSON.parse(podctl(dir, ['volume', 'inspect', 'shared', '--format', 'json']).stdout) as { claims: { mode: string }[] }
+  t.same(v.claims.map((c) => c.mode), ['ReadWriteMany', 'ReadWriteMany'], 'recorded by its name')
+  t.equal(podctl(dir, ['rm', '-af']).status, 0)
+})

@@ -118,7 +118,9 @@ t.test('files volumes', async (t) => {
 t.test('persistent volumes', async (t) => {
   problems(t, withVolume(vol({ kind: 'persistent', claim: 'Bad' })), [['volumes[0].claim', /^"Bad" must be 1 to 63/]])
   problems(t, withVolume(vol({ kind: 'persistent' })), [['volumes[0].claim', /^must be a string/]], 'missing claim')
-  problems(t, withVolume(vol({ kind: 'persistent', claim: 'c', accessMode: 'ReadOnlyMany' })), [['volumes[0].accessMode', 'must be "ReadWriteOnce" or "ReadWriteMany", not string "ReadOnlyMany"']])
+  problems(t, withVolume(vol({ kind: 'persistent', claim: 'c', accessMode: 'ReadOnlyMany' })), [['volumes[0].accessMode', 'must be "ReadWriteOnce" (RWO) or "ReadWriteMany" (RWX), not string "ReadOnlyMany"']])
+  for (const accessMode of ['RWO', 'RWX', 'ReadWriteOnce', 'ReadWriteMany']) problems(t, withVolume(vol({ kind: 'persistent', claim: 'c', accessMode })), [], `${accessMode}: the names --access-mode takes`)
+  problems(t, withVolume(vol({ kind: 'persistent', claim: 'c', accessMode: 'toString' })), [['volumes[0].accessMode', 'must be "ReadWriteOnce" (RWO) or "ReadWriteMany" (RWX), not string "toString"']])
   problems(t, withVolume(vol({ kind: 'persistent', claim: 'c', readOnly: 'yes' })), [['volumes[0].readOnly', 'must be true or false, not string "yes"']])
   ok(t, withVolume(vol({ kind: 'persistent', claim: 'c', accessMode: 'ReadWriteOnce' })))
 })

@@ -12,6 +12,7 @@ import { volumeOfClaim } from '../claims.js'
 import { claimVolume, readVolume, releaseVolume, volumeDataPath } from '../persistent.js'
 import type { Mounter, PodRef, Unmounter, VolumePlugin, VolumeSpec, VolumeStateRecord } from '../types.js'
 import { specFromRecord } from './spec.js'
+import { accessModeOf } from '../access-modes.js'
 
 export const PERSISTENT_PLUGIN = 'podctl.io/persistent'
 
@@ -49,7 +50,7 @@ export const persistentPlugin: VolumePlugin = {
       pluginName: PERSISTENT_PLUGIN,
       path: data,
       setUp: () => {
-        claimVolume(pod.dataDir, name, pod.uuid, { ...(v.accessMode ? { mode: v.accessMode } : {}), readOnly: v.readOnly === true })
+        claimVolume(pod.dataDir, name, pod.uuid, { ...(v.accessMode ? { mode: accessModeOf(v.accessMode) } : {}), readOnly: v.readOnly === true })
         if (!fs.lstatSync(data, { throwIfNoEntry: false })?.isDirectory()) {
           throw new PodctlError('EFAILED', `persistent volume ${name} has no data directory (${data} is missing or not a directory)`, `remove and create it again: podctl volume rm ${name}`)
         }
