@@ -29,7 +29,9 @@ const describe = (args: string[]): string => {
 /** The page's markdown with marked-man's title line, `# name(1) -- description`, in place of its own. */
 const manSource = (file: string, name: string, description: string): string => {
   const text = fs.readFileSync(file, 'utf8')
-  const body = text.startsWith('# ') ? text.slice(text.indexOf('\n') + 1) : text
+  // HTML comments (the doc-test's setup sessions and directives) are for the web and the tests, not the page: marked-man would print them.
+  const visible = text.replace(/<!--[\s\S]*?-->\n?/g, '')
+  const body = visible.startsWith('# ') ? visible.slice(visible.indexOf('\n') + 1) : visible
   return `# ${name}(1) -- ${description}\n${body}`
 }
 

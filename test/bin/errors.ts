@@ -19,7 +19,7 @@ t.test('usage errors: unknown flags, commands and arguments are exit 2', async (
     ['status', MISSING, '--bogus'],
     ['rm', MISSING, '--force-it'],
     ['gc', '--grace', '0s'],
-    ['cat-manifest', MISSING, '--pretty'],
+    ['cat-manifest', MISSING, '--indent'],
     ['version', '--bogus'],
     ['frobnicate'],
     ['lsit'],

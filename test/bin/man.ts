@@ -41,3 +41,7 @@ t.test('man renders them', { skip: spawnSync('man', ['--version']).status === 0 
   t.match(r.stdout, /PODCTL-LIST\(1\)/)
   t.match(r.stdout, /podctl-list - list all pods/)
 })
+
+t.test('the pages carry no HTML comments (the doc-test\'s hidden sessions)', async (t) => {
+  for (const page of fs.readdirSync(manDir)) t.notMatch(fs.readFileSync(path.join(manDir, page), 'utf8'), /<!\\?-\\?-|doctest/, page)
+})

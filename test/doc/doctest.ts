@@ -1,0 +1,235 @@
+// The doc-test (issue 15): every `$ podctl …` session in README.md and
+// Documentation/ runs in a real bash against a scratch data dir, and what
+// it prints (stdout and stderr, as a terminal shows them) is compared with
+// what the page says. What differs from run to run is matched by the
+// placeholders defined here, once:
+//   - pod UUIDs: the n-th UUID a page shows stands for the n-th UUID the
+//     commands print (full, or an 8-or-more-character prefix of one seen
+//     before); a UUID or prefix the page types in a command is replaced by
+//     the real one it stands for;
+//   - times: RFC 3339 times, and relative ones ("just now", "4 minutes ago");
+//   - Node's version (v20.20.2);
+//   - the data dir is /tmp/doc/data on every page, the current directory /tmp/doc;
+//   - runs of spaces are one space (table columns follow their contents);
+//   - "…" in a line of output matches anything, and a line that is only
+//     "…" matches any number of lines.
+// A page sets up what its examples need in hidden sessions,
+//   <!-- doctest: setup
+//   $ podctl prepare --name web -- /bin/true
+//   0c8ce6fc-8a3c-4a8e-9d52-1c1f3c0e7b11
+//   -->
+// (output listed is checked, none listed is not), and says why a block or
+// the whole page is not run: `<!-- doctest: skip REASON -->` before a
+// block, `<!-- doctest: page-skip REASON -->` for the page. Each skip is
+// printed with its reason.
+import t from 'tap'
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { BIN, ROOT } from '../helpers/common.js'
+import { dataDir } from '../helpers/run-util.js'
+
+interface Session {
+  /** Where in the page (line number), for messages. */
+  line: number
+  hidden: boolean
+  steps: { command: string; expected: string[] }[]
+}
+
+interface Page {
+  file: string
+  skip?: string
+  sessions: Session[]
+  skipped: { line: number; reason: string }[]
+}
+
+/** The sessions of a page: fenced blocks that start with "$ ", and hidden setup comments. */
+export const parsePage = (file: string, text: string): Page => {
+  const lines = text.split('\n')
+  const page: Page = { file, sessions: [], skipped: [] }
+  const pageSkip = /<!-- doctest: page-skip (.*?) -->/.exec(text)
+  if (pageSkip) page.skip = pageSkip[1]!
+  let skipNext: string | undefined
+  const steps = (body: string[]): Session['steps'] => {
+    const out: Session['steps'] = []
+    for (const l of body) {
+      if (l.startsWith('$ ')) out.push({ command: l.slice(2), expected: [] })
+      else if (out.length > 0) out[out.length - 1]!.expected.push(l)
+    }
+    return out
+  }
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!
+    const skip = /^<!-- doctest: skip (.*?) -->$/.exec(l)
+    if (skip) {
+      skipNext = skip[1]!
+      continue
+    }
+    if (l === '<!-- doctest: setup') {
+      const end = lines.indexOf('-->', i)
+      page.sessions.push({ line: i + 1, hidden: true, steps: steps(lines.slice(i + 1, end)) })
+      i = end
+      continue
+    }
+    if (/^```/.test(l)) {
+      const end = lines.findIndex((x, j) => j > i && /^```/.test(x))
+      const body = lines.slice(i + 1, end)
+      if (body[0]?.startsWith('$ ')) {
+        if (skipNext !== undefined) page.skipped.push({ line: i + 1, reason: skipNext })
+        else page.sessions.push({ line: i + 1, hidden: false, steps: steps(body) })
+      }
+      skipNext = undefined
+      i = end
+    }
+  }
+  return page
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
+const TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g
+const AGO = /\b(just now|\d+ (second|minute|hour|day|week|month|year)s? ago|in \d+ (second|minute|hour|day|week|month|year)s?)\b/g
+
+/** UUIDs seen on one side (the page's, or the real ones), each with its number. */
+class UuidTable {
+  readonly order: string[] = []
+  /** Replaces UUIDs, and prefixes of 8+ hex characters of known ones, by <Un>. */
+  tokenize(line: string): string {
+    let s = line.replace(UUID, (u) => {
+      if (!this.order.includes(u)) this.order.push(u)
+      return `<U${this.order.indexOf(u)}>`
+    })
+    s = s.replace(/\b[0-9a-f]{8,35}\b/g, (p) => {
+      const i = this.order.findIndex((u) => u.startsWith(p))
+      return i < 0 ? p : `<U${i}>`
+    })
+    return s
+  }
+}
+
+/** Node's version (v20.20.2): the Node that runs the test, not the page's. */
+const NODE_VERSION = /\bv\d+\.\d+\.\d+\b/g
+
+const normalize = (line: string, uuids: UuidTable): string =>
+  uuids.tokenize(line).replace(TIME, '<TIME>').replace(AGO, '<AGO>').replace(NODE_VERSION, '<NODE>').replace(/[ \t]+/g, ' ').trimEnd()
+
+/** Whether the normalized actual lines match the normalized expected ones ("…" wildcards). */
+const matches = (expected: string[], actual: string[]): boolean => {
+  if (expected.length === 0) return actual.length === 0
+  const [e, ...rest] = expected
+  if (e === '…') {
+    for (let k = 0; k <= actual.length; k++) if (matches(rest, actual.slice(k))) return true
+    return false
+  }
+  if (actual.length === 0) return false
+  const re = new RegExp(`^${e!.split('…').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`)
+  return re.test(actual[0]!) && matches(rest, actual.slice(1))
+}
+
+/** One bash for a page: state (the current directory, $?) carries from command to command. */
+class Shell {
+  readonly #bash: ChildProcessWithoutNullStreams
+  #buffer = ''
+  #waiting: ((out: string) => void) | undefined
+  static readonly MARK = '@@doctest-done@@'
+
+  constructor(cwd: string, env: NodeJS.ProcessEnv) {
+    this.#bash = spawn('bash', ['--norc', '--noprofile'], { cwd, env })
+    this.#bash.stdout.setEncoding('utf8').on('data', (s: string) => {
+      this.#buffer += s
+      const at = this.#buffer.indexOf(`${Shell.MARK}\n`)
+      if (at >= 0 && this.#waiting) {
+        const out = this.#buffer.slice(0, at)
+        this.#buffer = this.#buffer.slice(at + Shell.MARK.length + 1)
+        const w = this.#waiting
+        this.#waiting = undefined
+        w(out)
+      }
+    })
+    this.#bash.stdin.write('exec 2>&1\n')
+  }
+
+  /** Runs one command line; what it printed, stdout and stderr together; undefined if it did not end within `timeoutMs`. */
+  run(command: string, timeoutMs = 30_000): Promise<string | undefined> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#waiting = undefined
+        this.#bash.kill('SIGKILL') // the page stops here: its shell's state is lost
+        resolve(undefined)
+      }, timeoutMs)
+      this.#waiting = (out) => {
+        clearTimeout(timer)
+        // Our mark's newline, then the command's own last one (a missing one is not told apart).
+        resolve(out.replace(/\n$/, '').replace(/\n$/, ''))
+      }
+      // The mark on a line of its own, with $? kept for the next command ("echo $?").
+      this.#bash.stdin.write(`${command}\n__s=$?; printf '\\n${Shell.MARK}\\n'; (exit $__s)\n`)
+    })
+  }
+
+  close(): void {
+    this.#bash.stdin.end('exit\n')
+  }
+}
+
+/** The docs of the project: README.md and Documentation/ but its devel/ pages (design notes, not examples). */
+const docPages = (): string[] => {
+  const out = [path.join(ROOT, 'README.md')]
+  const walk = (dir: string): void => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name)
+      if (e.isDirectory() && e.name !== 'devel' && e.name !== 'examples') walk(p)
+      else if (e.isFile() && e.name.endsWith('.md') && e.name !== 'performance.md') out.push(p)
+    }
+  }
+  walk(path.join(ROOT, 'Documentation'))
+  return out.sort()
+}
+
+// DOCTEST_PAGES=list.md,rm.md runs only pages whose path ends so (while converting a page).
+const only = process.env.DOCTEST_PAGES?.split(',').filter(Boolean)
+const pages = docPages()
+  .filter((f) => !only || only.some((o) => f.endsWith(o)))
+  .map((f) => parsePage(path.relative(ROOT, f), fs.readFileSync(f, 'utf8')))
+
+for (const page of pages) {
+  const count = page.sessions.filter((s) => !s.hidden).length
+  if (count === 0 && page.skipped.length === 0) continue
+  t.test(page.file, { skip: page.skip ?? false }, async (t) => {
+    const data = dataDir(t, { layout: false })
+    const cwd = path.dirname(data)
+    const bin = path.join(cwd, '.doctest-bin')
+    fs.mkdirSync(bin, { recursive: true })
+    fs.writeFileSync(path.join(bin, 'podctl'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 })
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}`, PODCTL_DIR: data, HOME: cwd }
+    for (const k of ['NODE_OPTIONS', 'FORCE_COLOR', 'NO_COLOR']) delete env[k]
+    const shell = new Shell(cwd, env)
+    t.teardown(() => shell.close())
+    const docUuids = new UuidTable()
+    const realUuids = new UuidTable()
+    const toDoc = (s: string): string => s.split(data).join('/tmp/doc/data').split(cwd).join('/tmp/doc')
+    for (const r of page.skipped) t.comment(`line ${r.line}: not run: ${r.reason}`)
+    for (const session of page.sessions) {
+      for (const step of session.steps) {
+        // The page's UUIDs and prefixes in the command stand for the real ones.
+        const command = step.command.replace(/\b[0-9a-f]{4,36}\b/g, (w) => {
+          const i = docUuids.order.findIndex((u) => u.startsWith(w))
+          return i < 0 || realUuids.order[i] === undefined ? w : realUuids.order[i]!.slice(0, w.length)
+        })
+        const raw = await shell.run(command.split('/tmp/doc/data').join(data))
+        if (raw === undefined) {
+          t.fail(`line ${session.line}: $ ${step.command}: did not end within 30 s (a command that waits belongs in a skipped block)`)
+          return
+        }
+        const out = toDoc(raw)
+        const actualLines = out === '' ? [] : out.split('\n')
+        if (session.hidden && step.expected.length === 0) {
+          actualLines.forEach((l) => normalize(l, realUuids))
+          continue
+        }
+        const want = step.expected.map((l) => normalize(l, docUuids))
+        const got = actualLines.map((l) => normalize(l, realUuids))
+        t.ok(matches(want, got), `line ${session.line}: $ ${step.command}`, { expected: step.expected.join('\n'), actual: out, command })
+      }
+    }
+  })
+}
