@@ -211,10 +211,13 @@ for (const page of pages) {
     for (const session of page.sessions) {
       for (const step of session.steps) {
         // The page's UUIDs and prefixes in the command stand for the real ones.
-        const command = step.command.replace(/\b[0-9a-f]{4,36}\b/g, (w) => {
-          const i = docUuids.order.findIndex((u) => u.startsWith(w))
-          return i < 0 || realUuids.order[i] === undefined ? w : realUuids.order[i]!.slice(0, w.length)
-        })
+        const real = (doc: string): string | undefined => {
+          const i = docUuids.order.findIndex((u) => u.startsWith(doc))
+          return i < 0 ? undefined : realUuids.order[i]?.slice(0, doc.length)
+        }
+        const command = step.command
+          .replace(UUID, (u) => real(u) ?? u)
+          .replace(/(?<![-0-9a-f])[0-9a-f]{4,35}(?![-0-9a-f])/g, (w) => real(w) ?? w)
         const raw = await shell.run(command.split('/tmp/doc/data').join(data))
         if (raw === undefined) {
           t.fail(`line ${session.line}: $ ${step.command}: did not end within 30 s (a command that waits belongs in a skipped block)`)
