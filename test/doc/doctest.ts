@@ -206,7 +206,9 @@ for (const page of pages) {
     t.teardown(() => shell.close())
     const docUuids = new UuidTable()
     const realUuids = new UuidTable()
-    const toDoc = (s: string): string => s.split(data).join('/tmp/doc/data').split(cwd).join('/tmp/doc')
+    // The page's /tmp/doc is this test's directory (and /tmp/doc/data its data dir): never a real /tmp/doc.
+    const toDoc = (s: string): string => s.split(cwd).join('/tmp/doc')
+    if (data !== path.join(cwd, 'data')) throw new Error(`the data dir must be <cwd>/data, not ${data}`)
     for (const r of page.skipped) t.comment(`line ${r.line}: not run: ${r.reason}`)
     for (const session of page.sessions) {
       for (const step of session.steps) {
@@ -218,7 +220,7 @@ for (const page of pages) {
         const command = step.command
           .replace(UUID, (u) => real(u) ?? u)
           .replace(/(?<![-0-9a-f])[0-9a-f]{4,35}(?![-0-9a-f])/g, (w) => real(w) ?? w)
-        const raw = await shell.run(command.split('/tmp/doc/data').join(data))
+        const raw = await shell.run(command.split('/tmp/doc').join(cwd))
         if (raw === undefined) {
           t.fail(`line ${session.line}: $ ${step.command}: did not end within 30 s (a command that waits belongs in a skipped block)`)
           return
