@@ -8,7 +8,7 @@
 //     before); a UUID or prefix the page types in a command is replaced by
 //     the real one it stands for;
 //   - times: RFC 3339 times, and relative ones ("just now", "4 minutes ago");
-//   - Node's version (v20.20.2);
+//   - Node's version (v20.20.2), and process ids (pid=4242, "pid":4242);
 //   - the data dir is /tmp/doc/data on every page, the current directory /tmp/doc;
 //   - runs of spaces are one space (table columns follow their contents);
 //   - "…" in a line of output matches anything, and a line that is only
@@ -109,8 +109,18 @@ class UuidTable {
 /** Node's version (v20.20.2): the Node that runs the test, not the page's. */
 const NODE_VERSION = /\bv\d+\.\d+\.\d+\b/g
 
+/** Process ids, as status and the JSON print them. */
+const PID = /\b(pid=|"pid":)\d+/g
+
 const normalize = (line: string, uuids: UuidTable): string =>
-  uuids.tokenize(line).replace(TIME, '<TIME>').replace(AGO, '<AGO>').replace(NODE_VERSION, '<NODE>').replace(/[ \t]+/g, ' ').trimEnd()
+  uuids
+    .tokenize(line)
+    .replace(TIME, '<TIME>')
+    .replace(AGO, '<AGO>')
+    .replace(NODE_VERSION, '<NODE>')
+    .replace(PID, '$1<PID>')
+    .replace(/[ \t]+/g, ' ')
+    .trimEnd()
 
 /** Whether the normalized actual lines match the normalized expected ones ("…" wildcards). */
 const matches = (expected: string[], actual: string[]): boolean => {
