@@ -58,7 +58,7 @@ const appNames = (dataDir: string, uuidPrefix: string | undefined): string[] => 
 }
 
 /** What a value of `option` may be. */
-const valuesOf = (option: Option, cmd: Command, dataDir: () => string, positional: string[]): string[] => {
+const valuesOf = (option: Option, dataDir: () => string, positional: string[]): string[] => {
   if (option.argChoices) return option.argChoices
   switch (option.long) {
     case '--state':
@@ -68,7 +68,6 @@ const valuesOf = (option: Option, cmd: Command, dataDir: () => string, positiona
     case '--app':
       return appNames(dataDir(), positional[0])
     default:
-      void cmd
       return [] // a path or free text: the shell's own completion
   }
 }
@@ -118,12 +117,12 @@ export const complete = (program: Command, define: (cmd: Command) => void, rawWo
   if (afterDashes) return []
   const dataDir = (): string => resolveDataDir(dir)
   const matching = (xs: readonly string[], prefix = current): string[] => [...new Set(xs)].filter((x) => x.startsWith(prefix))
-  if (expecting) return matching(valuesOf(expecting, cmd, dataDir, positional))
+  if (expecting) return matching(valuesOf(expecting, dataDir, positional))
   if (current.startsWith('--') && current.includes('=')) {
     const flag = current.slice(0, current.indexOf('='))
     const o = findOption(cmd, flag)
     // bash completes the part after "=" (it split the word there); zsh and fish the whole word.
-    const values = o ? valuesOf(o, cmd, dataDir, positional) : []
+    const values = o ? valuesOf(o, dataDir, positional) : []
     return rawWords.includes('=') ? matching(values, current.slice(flag.length + 1)) : matching(values.map((v) => `${flag}=${v}`))
   }
   if (current.startsWith('-')) return matching(optionsOf(cmd).flatMap((o) => [o.long, o.short].filter((x): x is string => x !== undefined)))

@@ -95,7 +95,7 @@ export class ProvisionController {
   #renewedAt = 0
   #deleteFailures = new Map<string, number>()
   #gcRunning = false
-  readonly #gcRunner: GcRunner | undefined
+  readonly #gcRunner: GcRunner
 
   /**
    * `name` and `provisioner`: serve only classes whose provisioner is
@@ -105,7 +105,7 @@ export class ProvisionController {
   constructor(dataDir: string, name: string | null, provisioner: Provisioner | null, options: ControllerOptions = {}) {
     this.#dataDir = dataDir
     this.identity = options.identity ?? defaultIdentity()
-    this.#gcRunner = options.gcRunner
+    this.#gcRunner = options.gcRunner ?? gcInProcess
     this.#opts = {
       ...DEFAULTS,
       exponentialBackoff: true,
@@ -321,7 +321,8 @@ export class ProvisionController {
     const failures = this.#deleteFailures.get(name) ?? 0
     if (threshold > 0 && failures >= threshold) return
     const started = performance.now()
-    const cls = { class: classOf(this.#dataDir, name) }
+    // Read before the delete removes the record, and only for the metrics.
+    const cls = { class: this.#opts.metrics ? classOf(this.#dataDir, name) : '' }
     try {
       const outcome = await reclaimVolume(this.#dataDir, name, this.#binder)
       this.#deleteFailures.delete(name)
@@ -346,7 +347,7 @@ export class ProvisionController {
     if (this.#gcRunning) return
     this.#gcRunning = true
     try {
-      const r = await (this.#gcRunner ?? gcInProcess)(this.#dataDir, { gracePeriodMs: this.#opts.gcGracePeriod, expirePreparedMs: this.#opts.gcExpirePrepared })
+      const r = await this.#gcRunner(this.#dataDir, { gracePeriodMs: this.#opts.gcGracePeriod, expirePreparedMs: this.#opts.gcExpirePrepared })
       this.#opts.metrics?.gcDeleted.inc(r.deleted)
       if (r.deleted + r.marked > 0) this.#log(`gc: marked ${r.marked}, deleted ${r.deleted}`)
     } catch (er) {
@@ -355,7 +356,6 @@ export class ProvisionController {
       this.#gcRunning = false
     }
   }
-
 }
 
 /** The class a volume was provisioned through, for the delete metrics ("" for a static volume, or one gone). */

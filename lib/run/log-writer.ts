@@ -24,18 +24,13 @@ export const logFiles = (podPath: string, app: string, keep = DEFAULT_LOG_KEEP):
   return files
 }
 
-// Appended to, never through a link planted in the pod's logs/.
-const APPEND = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW
+// Appended to, never through a link planted in the pod's logs/; readable too, for its last byte.
+const APPEND = fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW
 const openLog = (file: string): number => fs.openSync(file, APPEND, FILE_MODE)
 
-const endsWithNewline = (file: string, size: number): boolean => {
-  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
-  try {
-    const b = Buffer.alloc(1)
-    return fs.readSync(fd, b, 0, 1, size - 1) === 1 && b[0] === 0x0a
-  } finally {
-    fs.closeSync(fd)
-  }
+const endsWithNewline = (fd: number, size: number): boolean => {
+  const b = Buffer.alloc(1)
+  return fs.readSync(fd, b, 0, 1, size - 1) === 1 && b[0] === 0x0a
 }
 
 export interface LogWriterOptions {
@@ -68,7 +63,7 @@ export class LogWriter {
     this.#fd = openLog(this.path)
     this.#size = fs.fstatSync(this.#fd).size
     // An app started again (a mutable pod) whose last run ended mid-line: its output starts on a line of its own.
-    if (this.#size > 0 && !endsWithNewline(this.path, this.#size)) this.write(Buffer.from('\n'))
+    if (this.#size > 0 && !endsWithNewline(this.#fd, this.#size)) this.write(Buffer.from('\n'))
   }
 
   /**

@@ -114,13 +114,11 @@ const ownVolume = (dataDir: string, c: VolumeClaim, statics = staticVolumes(data
 
 /** The volume provisioned for claim `c`, if there is one yet: its name is the claim's uid. */
 const provisionedFor = (dataDir: string, c: VolumeClaim): PvRecord | undefined => {
-  const name = c.provisioning?.volume ?? `pvc-${c.uid}`
-  if (!volumeExists(dataDir, name)) return undefined
   try {
-    const v = readVolume(dataDir, name)
+    const v = readVolume(dataDir, c.provisioning?.volume ?? `pvc-${c.uid}`)
     return v.claim_ref?.uid === c.uid ? v : undefined
   } catch {
-    return undefined // half-made or damaged: provisioning makes it again or says why
+    return undefined // none yet, or half-made or damaged: provisioning makes it again or says why
   }
 }
 

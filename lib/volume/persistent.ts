@@ -143,8 +143,8 @@ export const checkNewVolume = (dataDir: string, name: string, opts: Pick<CreateV
     throw new PodctlError('EUSAGE', `${JSON.stringify(name)} is not a valid volume name: names of the form pvc-<uuid> are kept for provisioned volumes`, 'choose another name')
   }
   const limit = opts.sizeLimitBytes
-  if (limit !== null && limit !== undefined && limit < minSizeLimit(dataDir)) {
-    const min = minSizeLimit(dataDir)
+  const min = limit === null || limit === undefined ? 0 : minSizeLimit(dataDir)
+  if (limit !== null && limit !== undefined && limit < min) {
     throw new PodctlError('EUSAGE', `a size limit of ${limit} bytes cannot hold the volume's own directory: at least ${min} bytes on this file system`, `give --size-limit ${min} or more`)
   }
 }

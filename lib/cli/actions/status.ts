@@ -76,8 +76,7 @@ export const status = async (ctx: Context, dataDir: string, uuidArg: string | un
   if (ready !== undefined || wait !== undefined) {
     // What was waited for is gone, or going: `rm` or `gc` won the race.
     // That is "no such pod" (3), not a status with exit 0.
-    const s = pod.state
-    if (s === 'deleting' || s === 'exited deleting' || !podStillThere(pod)) {
+    if (!podStillThere(pod)) {
       throw new PodctlError('ENOPOD', `pod ${pod.uuid} was removed while status waited for it`)
     }
   }
