@@ -72,8 +72,13 @@ export interface ManifestProblem {
   problem: string
 }
 
-/** A check of another layer, run once the pod's own part is valid (the volume rules). */
-export type ManifestRule = (m: PodManifest) => ManifestProblem[]
+/**
+ * A check of another layer (the volume rules). It runs on every manifest
+ * that is an object, so that one message names every problem; when the
+ * pod's own part has problems (`wellFormed` false) `m` is not yet a valid
+ * PodManifest, and the rule reads it as the unknown it is.
+ */
+export type ManifestRule = (m: PodManifest, wellFormed: boolean) => ManifestProblem[]
 
 export interface ValidateOptions {
   /** Ephemeral apps only come from `app add`; a stored manifest may have them. */
@@ -309,11 +314,8 @@ export const manifestProblems = (value: unknown, opts: ValidateOptions = {}): Ma
       }
     })
   }
-  // Other layers' rules need the pod's part to be well-formed.
-  for (const rule of opts.rules ?? []) {
-    if (c.problems.length > 0) break
-    c.problems.push(...rule(value as unknown as PodManifest))
-  }
+  const wellFormed = c.problems.length === 0
+  for (const rule of opts.rules ?? []) c.problems.push(...rule(value as unknown as PodManifest, wellFormed))
   return c.problems
 }
 

@@ -110,11 +110,16 @@ const checkVolume = (c: Checker, v: Record<string, unknown>, at: string): void =
   }
 }
 
-/** The volume rules: every volume entry by its kind, then the mount plan (nesting, conflicts). */
-export const volumeRules: ManifestRule = (m: PodManifest): ManifestProblem[] => {
+/**
+ * The volume rules: every volume entry by its kind, whatever else is
+ * wrong (the pod's part reports an entry that is not an object), then the
+ * mount plan (nesting, conflicts), which needs the whole manifest valid.
+ */
+export const volumeRules: ManifestRule = (m: PodManifest, wellFormed: boolean): ManifestProblem[] => {
   const c = new Checker()
-  ;(m.volumes ?? []).forEach((v, i) => checkVolume(c, v as unknown as Record<string, unknown>, join('volumes', i)))
-  return c.problems.length > 0 ? c.problems : mountProblems(m)
+  const volumes: unknown = m.volumes
+  if (Array.isArray(volumes)) volumes.forEach((v: unknown, i) => isObj(v) && checkVolume(c, v, join('volumes', i)))
+  return c.problems.length > 0 || !wellFormed ? c.problems : mountProblems(m)
 }
 
 const withVolumeRules = (opts: ValidateOptions): ValidateOptions => ({ ...opts, rules: [volumeRules, ...(opts.rules ?? [])] })

@@ -44,7 +44,7 @@ export const withVolumes = <T extends { damaged?: string }>(pod: ManifestPod, vi
     return { ...view, damaged: view.damaged ?? er.message }
   }
   if (!m.volumes || m.volumes.length === 0) return view
-  const problems = volumeRules(m)
+  const problems = volumeRules(m, true) // podManifest() has checked the pod's part
   if (problems.length > 0) return { ...view, damaged: view.damaged ?? `pod ${pod.uuid} has a damaged manifest: ${formatProblems(problems)}` }
   return { ...view, volumes: podVolumeViews(pod, m) }
 }

@@ -110,7 +110,35 @@ class UuidTable {
 const NODE_VERSION = /\bv\d+\.\d+\.\d+\b/g
 
 /** Process ids, as status and the JSON print them. */
-const PID = /\b(pid=|"pid":)\d+/g
+const PID = /(\bpid=|"pid":)\d+/g
+
+/**
+ * The process ids of some output lines, in order: `pid=`/`"pid":` values,
+ * and the cells of a table's PID column (app list; the column is found
+ * by its header line), which become <PID>.
+ */
+const processIds = (lines: string[]): { lines: string[]; pids: string[] } => {
+  const pids: string[] = []
+  let column = -1
+  let width = 0
+  const out = lines.map((l) => {
+    const cells = l.trim().split(/\s+/)
+    if (cells.includes('PID')) {
+      column = cells.indexOf('PID')
+      width = cells.length
+      return l
+    }
+    let line = l
+    if (column >= 0 && cells.length === width && /^\d+$/.test(cells[column]!)) {
+      pids.push(cells[column]!)
+      cells[column] = '<PID>'
+      line = cells.join(' ')
+    }
+    for (const m of line.matchAll(PID)) pids.push(m[0].slice(m[1]!.length))
+    return line
+  })
+  return { lines: out, pids }
+}
 
 const normalize = (line: string, uuids: UuidTable): string =>
   uuids
@@ -209,13 +237,16 @@ for (const page of pages) {
     const cwd = path.dirname(data)
     const bin = path.join(cwd, '.doctest-bin')
     fs.mkdirSync(bin, { recursive: true })
-    fs.writeFileSync(path.join(bin, 'podctl'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 })
+    // Without tap's NODE_OPTIONS (processinfo puts its loader back into every child's environment, bash's too), as test/helpers/cli-util.ts runs podctl.
+    fs.writeFileSync(path.join(bin, 'podctl'), `#!/bin/sh\nexec /usr/bin/env -u NODE_OPTIONS ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 })
     const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}`, PODCTL_DIR: data, HOME: cwd }
     for (const k of ['NODE_OPTIONS', 'FORCE_COLOR', 'NO_COLOR']) delete env[k]
     const shell = new Shell(cwd, env)
     t.teardown(() => shell.close())
     const docUuids = new UuidTable()
     const realUuids = new UuidTable()
+    // A process id the page printed, typed in a command (kill -9 4242), stands for the real one printed there.
+    const realPids = new Map<string, string>()
     // The page's /tmp/doc is this test's directory (and /tmp/doc/data its data dir): never a real /tmp/doc.
     const toDoc = (s: string): string => s.split(cwd).join('/tmp/doc')
     if (data !== path.join(cwd, 'data')) throw new Error(`the data dir must be <cwd>/data, not ${data}`)
@@ -230,6 +261,7 @@ for (const page of pages) {
         const command = step.command
           .replace(UUID, (u) => real(u) ?? u)
           .replace(/(?<![-0-9a-f])[0-9a-f]{4,35}(?![-0-9a-f])/g, (w) => real(w) ?? w)
+          .replace(/(?<![-\w])\d+(?![-\w])/g, (n) => realPids.get(n) ?? n)
         const raw = await shell.run(command.split('/tmp/doc').join(cwd))
         if (raw === undefined) {
           t.fail(`line ${session.line}: $ ${step.command}: did not end within 30 s (a command that waits belongs in a skipped block)`)
@@ -241,8 +273,11 @@ for (const page of pages) {
           actualLines.forEach((l) => normalize(l, realUuids))
           continue
         }
-        const want = step.expected.map((l) => normalize(l, docUuids))
-        const got = actualLines.map((l) => normalize(l, realUuids))
+        const wantPids = processIds(step.expected)
+        const gotPids = processIds(actualLines)
+        if (wantPids.pids.length === gotPids.pids.length) wantPids.pids.forEach((p, i) => realPids.set(p, gotPids.pids[i]!))
+        const want = wantPids.lines.map((l) => normalize(l, docUuids))
+        const got = gotPids.lines.map((l) => normalize(l, realUuids))
         t.ok(matches(want, got), `line ${session.line}: $ ${step.command}`, { expected: step.expected.join('\n'), actual: out, command })
       }
     }

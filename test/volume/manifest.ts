@@ -52,6 +52,25 @@ t.test('a missing volume field is called missing', async (t) => {
   }
 })
 
+t.test('problems of the pod and of its volumes are reported together, in one message', async (t) => {
+  const m = {
+    apiVersion: V,
+    apps: [{ name: 'job', exec: ['true'], mounts: [{ volume: 'scratch', path: '/' }] }],
+    volumes: [{ name: 'scratch', kind: 'empty', readOnly: true }, 5, { name: 'x', kind: 'nope' }],
+  }
+  problems(t, m, [
+    ['volumes[1]', 'must be an object, not number 5'],
+    ['apps[0].mounts[0].path', 'cannot be "/", the app root itself'],
+    ['volumes[0].readOnly', 'unknown field (allowed: name, kind)'],
+    ['volumes[2].kind', 'must be one of "empty", "host", "files", "persistent", not string "nope"'],
+  ])
+  // The mount plan needs a valid manifest: with apps that are not an array it is not judged (and nothing throws).
+  problems(t, man({ apps: 'x', volumes: [vol({ kind: 'tmpfs' })] }), [
+    ['apps', 'must be an array, not string "x"'],
+    ['volumes[0].kind', 'must be one of "empty", "host", "files", "persistent", not string "tmpfs"'],
+  ])
+})
+
 t.test('volumes', async (t) => {
   problems(t, man({ volumes: 'x' }), [['volumes', 'must be an array, not string "x"']])
   problems(t, man({ volumes: [1] }), [['volumes[0]', 'must be an object, not number 1']])
