@@ -19,6 +19,8 @@
  *                       does, loaded by its declaration's action
  *   supervisor-main.js  the detached supervisor (lib/run/detach.ts starts
  *                       ./supervisor-main.js next to its own file)
+ *   remove-worker.js    gc's removal threads (lib/fs/remove-pool.ts), the
+ *                       same way
  * A declaration's `import('../actions/X.js')` is left as a run-time
  * require of the sibling file X.js; each bundle holds its own copy of
  * everything else it uses, and a process loads main.js and at most one
@@ -44,6 +46,7 @@ const ACTIONS = fs
 const ENTRIES: Record<string, string> = {
   main: path.join(lib, 'cli/main.js'),
   'supervisor-main': path.join(lib, 'run/supervisor-main.js'),
+  'remove-worker': path.join(lib, 'fs/remove-worker.js'),
   ...Object.fromEntries(ACTIONS.map((name) => [name, path.join(actions, `${name}.js`)])),
 }
 

@@ -4,6 +4,7 @@
  * line is parsed by commander alone (lib/cli/program.ts).
  */
 import { Option, type Command } from 'commander'
+import { PodctlError } from '../errors.js'
 import { parseNonNegativeDuration } from '../duration.js'
 import { checkDataDirTrust, checkLayout, resolveDataDir } from '../pod/layout.js'
 import type { Context } from './context.js'
@@ -55,6 +56,14 @@ const durationOptions = new WeakSet<Option>()
  * parsed (parseDurations), so that a bad one is reported in the --format
  * given after it.
  */
+/** An option's parser for a whole number of at least `min`. */
+export const count =
+  (flag: string, min: number) =>
+  (text: string): number => {
+    if (!/^\d+$/.test(text) || Number(text) < min) throw new PodctlError('EUSAGE', `invalid ${flag} ${JSON.stringify(text)}: not a whole number of at least ${min}`)
+    return Number(text)
+  }
+
 export const durationOption = (flags: string, description: string, defaultText?: string): Option => {
   const o = new Option(flags, description)
   if (defaultText !== undefined) o.default(defaultText)

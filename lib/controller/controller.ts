@@ -78,7 +78,7 @@ const DEFAULTS = {
 export type GcRunner = (dataDir: string, periods: { gracePeriodMs: number; expirePreparedMs: number }) => Promise<{ marked: number; deleted: number }>
 
 const gcInProcess: GcRunner = async (dataDir, periods) => {
-  const r = gc(dataDir, { ...periods, markOnly: false, beforeDelete: tearDownPodVolumes })
+  const r = await gc(dataDir, { ...periods, markOnly: false, beforeDelete: tearDownPodVolumes })
   return { marked: r.marked.length, deleted: r.deleted.length }
 }
 

@@ -8,6 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { PodChangedStateError, PodctlError } from '../errors.js'
 import { syncDir } from '../fs/atomic.js'
+import { RemovePool } from '../fs/remove-pool.js'
 import { POD_DIRS, podPath, stateDirPath, type PodDir } from './layout.js'
 import { lockNames, sweepLocksDir } from './locks.js'
 import type { BeforeDelete, Pod } from './pod.js'
@@ -29,7 +30,16 @@ export interface GcOptions {
   beforeDelete?: BeforeDelete
   /** Called as each pod is marked or deleted (so that a caller can say so at once, not at the end). */
   onOutcome?: (outcome: 'marked' | 'deleted', uuid: string) => void
+  /**
+   * Worker threads that delete pods' trees while this thread locks and
+   * moves the next pods (lib/fs/remove-pool.ts); 0 (the default) deletes
+   * in this thread. Used only for passes with many pods to delete.
+   */
+  removeWorkers?: number
 }
+
+/** Pods to delete in one pass below which worker threads are not worth their start. */
+const POOL_MIN_PODS = 200
 
 export interface GcSkip {
   /** The pod's UUID, or the name of an entry that is not a pod. */
@@ -49,11 +59,14 @@ export interface GcResult {
 
 type Outcome = 'marked' | 'deleted' | 'skip'
 
+/** What handling one pod gave: an outcome, a reason it was skipped, or a deletion under way. */
+type Handled = Outcome | string | Promise<'deleted'>
+
 /**
  * Runs one gc pass over `dataDir`. Never throws for one bad pod: it is
  * reported in `failed` and gc goes on.
  */
-export const gc = (dataDir: string, opts: GcOptions): GcResult => {
+export const gc = async (dataDir: string, opts: GcOptions): Promise<GcResult> => {
   const now = opts.now ?? Date.now()
   const result: GcResult = { marked: [], deleted: [], skipped: [], failed: [] }
   const invalid = (e: { path: string; reason: string }): void => {
@@ -74,40 +87,78 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
   const moved = new Set<PodDir>()
   const deleteAtOnce = opts.gracePeriodMs === 0 && !opts.markOnly
 
-  const handle = (pod: Pod, fn: () => Outcome | string): void => {
-    try {
-      const out = fn()
-      if (out === 'marked') result.marked.push(pod.uuid)
-      else if (out === 'deleted') result.deleted.push(pod.uuid)
-      else if (out !== 'skip') result.skipped.push({ uuid: pod.uuid, reason: out })
-      if (out === 'marked' || out === 'deleted') opts.onOutcome?.(out, pod.uuid)
-    } catch (er) {
-      if (er instanceof PodChangedStateError) {
-        result.skipped.push({ uuid: pod.uuid, reason: 'changed state meanwhile (another process handled it)' })
-      } else {
-        result.failed.push({ uuid: pod.uuid, reason: er instanceof Error ? er.message : String(er) })
-      }
-    } finally {
-      pod.close()
-      opts.onProgress?.(++done, total)
+  const deletable = pods.filter((p) => p !== undefined && (deleteAtOnce ? p.state !== 'running' : p.state.endsWith('garbage'))).length
+  const pool = !opts.markOnly && (opts.removeWorkers ?? 0) > 0 && deletable >= POOL_MIN_PODS ? new RemovePool(opts.removeWorkers!) : undefined
+  const inFlight = new Set<Promise<void>>()
+
+  const record = (pod: Pod, out: Outcome | string): void => {
+    if (out === 'marked') result.marked.push(pod.uuid)
+    else if (out === 'deleted') result.deleted.push(pod.uuid)
+    else if (out !== 'skip') result.skipped.push({ uuid: pod.uuid, reason: out })
+    if (out === 'marked' || out === 'deleted') opts.onOutcome?.(out, pod.uuid)
+  }
+  const recordError = (pod: Pod, er: unknown): void => {
+    if (er instanceof PodChangedStateError) {
+      result.skipped.push({ uuid: pod.uuid, reason: 'changed state meanwhile (another process handled it)' })
+    } else {
+      result.failed.push({ uuid: pod.uuid, reason: er instanceof Error ? er.message : String(er) })
     }
+  }
+  const finished = (pod: Pod): void => {
+    pod.close()
+    opts.onProgress?.(++done, total)
+  }
+
+  const handle = async (pod: Pod, fn: () => Handled): Promise<void> => {
+    // Room for one more deletion before a lock is taken, so that no lock
+    // is held while waiting for a worker.
+    await pool?.ready()
+    let out: Handled
+    try {
+      out = fn()
+    } catch (er) {
+      recordError(pod, er)
+      finished(pod)
+      return
+    }
+    if (typeof out === 'string') {
+      record(pod, out)
+      finished(pod)
+      return
+    }
+    const settled: Promise<void> = out
+      .then(
+        (o) => record(pod, o),
+        (er: unknown) => recordError(pod, er),
+      )
+      .finally(() => {
+        finished(pod)
+        inFlight.delete(settled)
+      })
+    inFlight.add(settled)
+  }
+
+  /** Deletes a pod that this gc holds in a garbage dir: in a worker if there is a pool. */
+  const remove = (pod: Pod): Handled => {
+    if (pool === undefined) {
+      pod.remove(opts.beforeDelete)
+      return 'deleted'
+    }
+    return pod.removeWith((p) => pool.remove(p), opts.beforeDelete).then(() => 'deleted' as const)
   }
 
   // Mark, and with a zero grace period delete in the same lock hold.
-  const mark = (pod: Pod, to: () => void): Outcome | string => {
+  const mark = (pod: Pod, to: () => void): Handled => {
     if (!pod.tryExclusiveLock({ renameFollows: true })) return 'in use by another process'
     const from = pod.dir
     to()
     moved.add(from).add(pod.dir)
-    if (deleteAtOnce) {
-      pod.remove(opts.beforeDelete)
-      return 'deleted'
-    }
+    if (deleteAtOnce) return remove(pod)
     writeMark(pod, now)
     return 'marked'
   }
 
-  const sweep = (pod: Pod): Outcome | string => {
+  const sweep = (pod: Pod): Handled => {
     // Not due by the mark it recorded: skipped without its lock, which a
     // controller's gc would otherwise take and drop for every marked pod
     // on every pass. Only gc writes the mark, under the lock; it is read
@@ -122,60 +173,65 @@ export const gc = (dataDir: string, opts: GcOptions): GcResult => {
       marked = now
     }
     if (now - marked < opts.gracePeriodMs) return 'skip'
-    pod.remove(opts.beforeDelete)
-    return 'deleted'
+    return remove(pod)
   }
 
-  const garbage: (Pod | undefined)[] = []
-  for (let i = 0; i < pods.length; i++) {
-    const pod = pods[i]!
-    pods[i] = undefined
-    const s = pod.state
-    switch (s) {
-      case 'exited':
-        if (lockPresent.has(pod.uuid)) reapOrphans(pod, { escaped: true })
-        handle(pod, () => mark(pod, () => pod.toExitedGarbage({ sync: false })))
-        break
-      case 'aborted prepare':
-      case 'embryo':
-        if (s === 'embryo' && (pod.locked || isYoungEmbryo(pod, now, opts.gracePeriodMs))) {
-          handle(pod, () => (pod.locked ? 'embryo: its creator is still preparing it' : 'skip'))
+  try {
+    const garbage: (Pod | undefined)[] = []
+    for (let i = 0; i < pods.length; i++) {
+      const pod = pods[i]!
+      pods[i] = undefined
+      const s = pod.state
+      switch (s) {
+        case 'exited':
+          if (lockPresent.has(pod.uuid)) reapOrphans(pod, { escaped: true })
+          await handle(pod, () => mark(pod, () => pod.toExitedGarbage({ sync: false })))
+          break
+        case 'aborted prepare':
+        case 'embryo':
+          if (s === 'embryo' && (pod.locked || isYoungEmbryo(pod, now, opts.gracePeriodMs))) {
+            await handle(pod, () => (pod.locked ? 'embryo: its creator is still preparing it' : 'skip'))
+            break
+          }
+          await handle(pod, () => mark(pod, () => pod.toGarbage({ sync: false })))
+          break
+        case 'prepared': {
+          const created = pod.creationTime()?.getTime() ?? dirTime(pod)
+          if (now - created >= opts.expirePreparedMs) {
+            await handle(pod, () => mark(pod, () => pod.toGarbage({ sync: false })))
+          } else {
+            await handle(pod, () => 'skip')
+          }
           break
         }
-        handle(pod, () => mark(pod, () => pod.toGarbage({ sync: false })))
-        break
-      case 'prepared': {
-        const created = pod.creationTime()?.getTime() ?? dirTime(pod)
-        if (now - created >= opts.expirePreparedMs) {
-          handle(pod, () => mark(pod, () => pod.toGarbage({ sync: false })))
-        } else {
-          handle(pod, () => 'skip')
-        }
-        break
+        case 'exited garbage':
+        case 'garbage':
+          garbage.push(pod)
+          break
+        default:
+          // running, preparing, deleting: a live process is on it
+          await handle(pod, () => `${s}: a live process holds its lock`)
       }
-      case 'exited garbage':
-      case 'garbage':
-        garbage.push(pod)
-        break
-      default:
-        // running, preparing, deleting: a live process is on it
-        handle(pod, () => `${s}: a live process holds its lock`)
     }
-  }
-  for (const d of moved) syncDir(stateDirPath(dataDir, d))
-  if (!opts.markOnly) {
-    for (let i = 0; i < garbage.length; i++) {
-      const pod = garbage[i]!
-      garbage[i] = undefined
-      handle(pod, () => sweep(pod))
+    for (const d of moved) syncDir(stateDirPath(dataDir, d))
+    if (!opts.markOnly) {
+      for (let i = 0; i < garbage.length; i++) {
+        const pod = garbage[i]!
+        garbage[i] = undefined
+        await handle(pod, () => sweep(pod))
+      }
+      await Promise.all(inFlight)
+      try {
+        sweepLocksDir(dataDir, (uuid) => POD_DIRS.some((d) => fs.existsSync(podPath(dataDir, d, uuid))))
+      } catch (er) {
+        result.failed.push({ uuid: 'locks', reason: `cleaning the locks dir: ${(er as Error).message}` })
+      }
+    } else {
+      for (const pod of garbage) await handle(pod!, () => 'skip')
     }
-    try {
-      sweepLocksDir(dataDir, (uuid) => POD_DIRS.some((d) => fs.existsSync(podPath(dataDir, d, uuid))))
-    } catch (er) {
-      result.failed.push({ uuid: 'locks', reason: `cleaning the locks dir: ${(er as Error).message}` })
-    }
-  } else {
-    for (const pod of garbage) handle(pod!, () => 'skip')
+    await Promise.all(inFlight)
+  } finally {
+    await pool?.close()
   }
   return result
 }

@@ -269,15 +269,30 @@ export class Pod {
    * is unusable afterwards.
    */
   remove(beforeDelete?: BeforeDelete): void {
+    this.#beforeRemove(beforeDelete)
+    removeTree(this.path)
+    this.#removed = true
+    this.close()
+  }
+
+  /**
+   * remove(), with the tree removed by `removeTree` (gc's worker threads:
+   * lib/fs/remove-pool.ts). The lock is held until it resolves.
+   */
+  async removeWith(removeTree: (path: string) => Promise<void>, beforeDelete?: BeforeDelete): Promise<void> {
+    this.#beforeRemove(beforeDelete)
+    await removeTree(this.path)
+    this.#removed = true
+    this.close()
+  }
+
+  #beforeRemove(beforeDelete: BeforeDelete | undefined): void {
     if (this.#dir !== 'exited-garbage' && this.#dir !== 'garbage') {
       throw new PodctlError('EBADSTATE', `pod ${this.uuid} is ${this.state}; only garbage can be deleted`)
     }
     this.#lockForTransition()
     this.#assertHeld('remove')
     beforeDelete?.(this)
-    removeTree(this.path)
-    this.#removed = true
-    this.close()
   }
 
   /** Whether remove() has deleted this pod. */

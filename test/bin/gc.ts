@@ -2,6 +2,8 @@
 // including three gc processes racing over 300 exited pods (issue 2, part 4).
 import t from 'tap'
 import fs from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import os from 'node:os'
 import path from 'node:path'
 import { listTree, podsIn, STACK_RE, type Test, TIME_RE, whereIs } from '../helpers/common.js'
 import { abortedPod, exitedDeletingPod, exitedPod, podctl, podctlAsync, preparedPod, preparingPod } from '../helpers/cli-util.js'
@@ -186,9 +188,14 @@ const ROUNDS = 3
 // Seen in most rounds: a gc that listed a pod in exited-garbage/ (moved there
 // by another gc, which then deleted it) takes the free lock in its sweep,
 // reads no record, and writes the gc mark into the deleted directory.
+// Each round with another number of removal threads (--workers): the
+// default 4, one, and none (deleted in gc's own thread).
+const WORKERS = ['4', '1', '0']
+
 t.test(`${GCS} concurrent gc --grace-period 0s over ${PODS} exited pods`, async (t) => {
   for (let round = 1; round <= ROUNDS; round++) {
-    t.test(`round ${round}`, async (t) => {
+    const workers = WORKERS[(round - 1) % WORKERS.length]!
+    t.test(`round ${round}, --workers ${workers}`, async (t) => {
       const dir = t.testdir({})
       const uuids: string[] = []
       // Pods are made through the library, without fsync (they are test data).
@@ -196,7 +203,7 @@ t.test(`${GCS} concurrent gc --grace-period 0s over ${PODS} exited pods`, async 
       t.equal(podsIn(dir, 'run').length, PODS, `${PODS} exited pods`)
 
       const results = await Promise.all(
-        Array.from({ length: GCS }, () => podctlAsync(t, dir, ['gc', '--grace-period', '0s', '--format', 'json'])),
+        Array.from({ length: GCS }, () => podctlAsync(t, dir, ['gc', '--grace-period', '0s', '--workers', workers, '--format', 'json'])),
       )
       const deleted: string[] = []
       results.forEach((r, i) => {
@@ -225,6 +232,63 @@ t.test(`${GCS} concurrent gc --grace-period 0s over ${PODS} exited pods`, async 
       t.equal(podctl(dir, ['list', '--format', 'json']).stdout, '[]\n')
     })
   }
+})
+
+t.test('removal threads: each pod is deleted once and said at once, in text and JSON', async (t) => {
+  // 250 pods: more than the 200 from which gc starts its threads.
+  for (const format of ['table', 'json']) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podctl-gc-threads-'))
+    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
+    const uuids: string[] = []
+    for (let i = 0; i < 250; i++) uuids.push(await exitedPod(dir, undefined, false))
+    const r = podctl(dir, ['gc', '--grace-period', '0s', '--workers', '2', '--format', format])
+    t.equal(r.status, 0, `${format}: exit 0`)
+    t.equal(r.stderr, '', `${format}: nothing on stderr`)
+    const deleted = format === 'json' ? (JSON.parse(r.stdout) as GcJson).deleted : r.stdout.split('\n').filter(Boolean).map((l) => l.replace(/^deleted /, ''))
+    t.strictSame([...deleted].sort(), [...uuids].sort(), `${format}: every pod deleted, each said once`)
+    for (const d of ['run', 'exited-garbage']) t.strictSame(podsIn(dir, d), [], `${format}: ${d}/ is empty`)
+    t.strictSame(fs.readdirSync(path.join(dir, 'locks')), [], `${format}: no lock left`)
+  }
+})
+
+t.test('--workers takes a whole number from 0', async (t) => {
+  const dir = t.testdir({})
+  const u = await exitedPod(dir)
+  for (const bad of ['-1', 'two', '1.5', '']) {
+    const r = podctl(dir, ['gc', '--grace-period', '0s', `--workers=${bad}`])
+    t.equal(r.status, 2, `--workers=${bad}: exit 2`)
+    t.match(r.stderr, /invalid --workers .*not a whole number of at least 0/)
+    t.equal(whereIs(dir, u), 'run', `--workers=${bad}: the pod is untouched`)
+  }
+})
+
+const mountWhy = process.getuid?.() !== 0 ? 'needs root to mount a tmpfs inside a pod' : undefined
+
+t.test('a pod that a removal thread cannot delete fails alone; the others are deleted', { skip: mountWhy }, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podctl-gc-stuck-'))
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const uuids: string[] = []
+  for (let i = 0; i < 250; i++) uuids.push(await exitedPod(dir, undefined, false))
+  // Another file system inside one pod: gc never enters it, so that pod stays.
+  const stuck = uuids[100]!
+  const mnt = path.join(dir, 'pods', 'run', stuck, 'mnt')
+  fs.mkdirSync(mnt)
+  const m = spawnSync('mount', ['-t', 'tmpfs', 'tmpfs', mnt])
+  if (m.status !== 0) return t.skip(`mount -t tmpfs failed: ${String(m.stderr).trim()}`)
+  fs.writeFileSync(path.join(mnt, 'precious'), 'x')
+  // Teardowns run last-in first-out: unmounted before the directory is removed.
+  t.teardown(() => {
+    for (const d of ['run', 'exited-garbage']) spawnSync('umount', [path.join(dir, 'pods', d, stuck, 'mnt')], { stdio: 'ignore' })
+  })
+  const r = podctl(dir, ['gc', '--grace-period', '0s', '--workers', '2', '--format', 'json'])
+  t.equal(r.status, 1, 'exit 1: one pod could not be handled')
+  t.match(r.stderr, new RegExp(`${stuck}: .*on another file system`), 'the failure names the pod and why')
+  t.notMatch(r.stderr, STACK_RE, 'no stack trace')
+  const v = JSON.parse(r.stdout) as GcJson
+  t.strictSame([...v.deleted].sort(), uuids.filter((u) => u !== stuck).sort(), 'every other pod deleted')
+  t.equal(whereIs(dir, stuck), 'exited-garbage', 'the stuck pod stays garbage, with what gc could not delete')
+  t.equal(fs.readFileSync(path.join(dir, 'pods', 'exited-garbage', stuck, 'mnt', 'precious'), 'utf8'), 'x', 'what is on the other file system is untouched')
+  t.strictSame(fs.readdirSync(path.join(dir, 'locks')), [], 'its lock is released too')
 })
 
 t.test('gc --format json: an entry that is not a pod directory is {uuid: its name, path, reason} (gc.md), and a running pod is skipped with its state', async (t) => {

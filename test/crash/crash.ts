@@ -107,7 +107,7 @@ const checkInvariants = async (t: Test, dir: string, label: string): Promise<voi
   t.same(orphans, [], `${label}: no app outlives its pod`)
   // 3. gc twice leaves nothing but running pods; no pod is beyond its reach.
   for (let i = 0; i < 2; i++) {
-    const r = gc(dir, { gracePeriodMs: 0, expirePreparedMs: 0 })
+    const r = await gc(dir, { gracePeriodMs: 0, expirePreparedMs: 0 })
     t.same(r.failed, [], `${label}: gc pass ${i + 1} fails on nothing`)
   }
   const left = listPods(dir, Include.all).filter((p) => p.state !== 'running')

@@ -4,7 +4,7 @@
 const { gc } = await import(new URL('../../dist/lib/index.js', import.meta.url).href)
 const [dir, grace = '0'] = process.argv.slice(2)
 try {
-  const r = gc(dir, { gracePeriodMs: Number(grace), expirePreparedMs: 24 * 3600 * 1000 })
+  const r = await gc(dir, { gracePeriodMs: Number(grace), expirePreparedMs: 24 * 3600 * 1000 })
   process.stdout.write(`${JSON.stringify({ ok: true, ...r })}\n`)
 } catch (er) {
   process.stdout.write(`${JSON.stringify({ ok: false, message: String(er?.stack ?? er) })}\n`)

@@ -52,7 +52,7 @@ t.test('mark: exited, aborted prepares and expired prepared pods; the rest untou
   const old = await prepared(dir, 2 * DAY)
   const young = await prepared(dir)
   const now = Date.now()
-  const r = gc(dir, opts({ now }))
+  const r = await gc(dir, opts({ now }))
   t.strictSame(sorted(r.marked), sorted([e, a, old]), 'marked exactly the exited, the aborted and the expired')
   t.strictSame(r.deleted, [], 'nothing deleted within the grace period')
   t.strictSame(r.failed, [])
@@ -69,26 +69,26 @@ t.test('mark: exited, aborted prepares and expired prepared pods; the rest untou
 t.test('expirePreparedMs decides which prepared pods expire', async (t) => {
   const dir = dataDir(t)
   const p = await prepared(dir, 10 * MIN)
-  t.strictSame(gc(dir, opts({ expirePreparedMs: HOUR })).marked, [], '10 min old, 1 h expiry: kept')
-  t.strictSame(gc(dir, opts({ expirePreparedMs: 5 * MIN })).marked, [p], '10 min old, 5 min expiry: marked')
+  t.strictSame((await gc(dir, opts({ expirePreparedMs: HOUR }))).marked, [], '10 min old, 1 h expiry: kept')
+  t.strictSame((await gc(dir, opts({ expirePreparedMs: 5 * MIN }))).marked, [p], '10 min old, 5 min expiry: marked')
 })
 
 t.test('the grace period: marked now, kept for 1 h; deleted once the mark is older', async (t) => {
   const dir = dataDir(t)
   const e = await exited(dir)
   const g = await aborted(dir)
-  gc(dir, opts())
-  const again = gc(dir, opts())
+  await gc(dir, opts())
+  const again = await gc(dir, opts())
   t.strictSame(again.deleted, [], 'a second pass within the grace period deletes nothing')
   t.strictSame(again.marked, [], 'and marks nothing again')
   t.equal(whereIs(dir, e), 'exited-garbage')
   t.equal(whereIs(dir, g), 'garbage')
   setMark(dir, e, Date.now() - 2 * HOUR)
-  const r = gc(dir, opts())
+  const r = await gc(dir, opts())
   t.strictSame(r.deleted, [e], 'the pod marked 2 h ago is deleted')
   t.equal(whereIs(dir, e), undefined)
   t.equal(whereIs(dir, g), 'garbage', 'the other one is kept')
-  const later = gc(dir, opts({ now: Date.now() + 2 * HOUR }))
+  const later = await gc(dir, opts({ now: Date.now() + 2 * HOUR }))
   t.strictSame(later.deleted, [g], 'and deleted once the clock passes its grace period')
   t.equal(whereIs(dir, g), undefined)
 })
@@ -101,11 +101,11 @@ t.test('a garbage pod without a mark time gets one and waits its grace period', 
   pod.close() // marked by a gc that died before recording when
   t.equal(markOf(dir, e), null)
   const now = Date.now()
-  const r = gc(dir, opts({ now }))
+  const r = await gc(dir, opts({ now }))
   t.strictSame(r.deleted, [])
   t.equal(markOf(dir, e), new Date(now).toISOString(), 'the clock starts now')
   const bare = mkPod(dir, 'garbage') // no pod.json at all
-  t.strictSame(gc(dir, opts()).deleted, [], 'no pod.json: a mark is written, nothing deleted')
+  t.strictSame((await gc(dir, opts())).deleted, [], 'no pod.json: a mark is written, nothing deleted')
   t.type(markOf(dir, bare), 'string')
 })
 
@@ -114,7 +114,7 @@ t.test('grace period 0 deletes at once', async (t) => {
   const e = await exited(dir)
   const a = await aborted(dir)
   const g = mkPod(dir, 'garbage')
-  const r = gc(dir, opts({ gracePeriodMs: 0 }))
+  const r = await gc(dir, opts({ gracePeriodMs: 0 }))
   t.strictSame(sorted(r.deleted), sorted([e, a, g]))
   t.strictSame(r.marked, [], 'deleted in the same lock hold, not reported as marked')
   t.strictSame(r.failed, [])
@@ -131,7 +131,7 @@ t.test('markOnly marks and deletes nothing', async (t) => {
   p.toExitedGarbage()
   p.close()
   setMark(dir, eg, Date.now() - DAY)
-  const r = gc(dir, opts({ gracePeriodMs: 0, markOnly: true }))
+  const r = await gc(dir, opts({ gracePeriodMs: 0, markOnly: true }))
   t.strictSame(r.marked, [e])
   t.strictSame(r.deleted, [])
   t.equal(whereIs(dir, e), 'exited-garbage')
@@ -147,7 +147,7 @@ t.test('gc never touches a pod a live process holds', async (t) => {
   const exitedDeleting = mkPod(dir, 'exited-garbage')
   const embryo = mkPod(dir, 'embryo')
   const holder = await holdLocks(t, dir, [running, preparing, deleting, exitedDeleting, embryo])
-  const r = gc(dir, opts({ gracePeriodMs: 0, now: Date.now() + DAY }))
+  const r = await gc(dir, opts({ gracePeriodMs: 0, now: Date.now() + DAY }))
   t.strictSame(r.marked, [])
   t.strictSame(r.deleted, [])
   t.strictSame(r.failed, [])
@@ -164,7 +164,7 @@ t.test('gc never touches a pod a live process holds', async (t) => {
   )
   t.match(r.skipped.find((s) => s.uuid === running), { reason: /running/ }, 'with its state as the reason')
   await holder.kill()
-  const after = gc(dir, opts({ gracePeriodMs: 0, now: Date.now() + DAY }))
+  const after = await gc(dir, opts({ gracePeriodMs: 0, now: Date.now() + DAY }))
   t.strictSame(sorted(after.deleted), sorted([running, preparing, deleting, exitedDeleting, embryo]), 'once the holder is dead, gc takes them all')
 })
 
@@ -173,32 +173,32 @@ t.test('an exited pod whose supervisor was SIGKILLed is collected', async (t) =>
   const uuid = await prepared(dir)
   const h = await holdLocks(t, dir, [uuid])
   fs.renameSync(path.join(dir, 'pods', 'prepared', uuid), path.join(dir, 'pods', 'run', uuid))
-  t.equal(gc(dir, opts({ gracePeriodMs: 0 })).deleted.length, 0, 'running: kept')
+  t.equal((await gc(dir, opts({ gracePeriodMs: 0 }))).deleted.length, 0, 'running: kept')
   await h.kill()
   t.ok(lockExists(lockOf(dir, uuid)), 'its dead lock is left')
-  t.strictSame(gc(dir, opts({ gracePeriodMs: 0 })).deleted, [uuid], 'exited: deleted')
+  t.strictSame((await gc(dir, opts({ gracePeriodMs: 0 }))).deleted, [uuid], 'exited: deleted')
   t.equal(lockExists(lockOf(dir, uuid)), false, 'and its lock with it')
 })
 
 t.test('embryos: an old unlocked one is garbage, a young one is left alone', async (t) => {
   const dir = dataDir(t)
   const e = mkPod(dir, 'embryo')
-  t.strictSame(gc(dir, opts()).marked, [], 'young: its creator may still be at work')
+  t.strictSame((await gc(dir, opts())).marked, [], 'young: its creator may still be at work')
   t.equal(whereIs(dir, e), 'embryo')
-  t.strictSame(gc(dir, opts({ now: Date.now() + 2 * MIN })).marked, [e], 'older than a minute: marked')
+  t.strictSame((await gc(dir, opts({ now: Date.now() + 2 * MIN }))).marked, [e], 'older than a minute: marked')
   t.equal(whereIs(dir, e), 'garbage')
 })
 
 t.test('embryos: a grace period shorter than a minute shortens the wait; 0s collects an unlocked one at once', async (t) => {
   const dir = dataDir(t)
   const e = mkPod(dir, 'embryo')
-  t.strictSame(gc(dir, opts({ gracePeriodMs: 10 * MIN, markOnly: true })).marked, [], 'grace 10m: still the minute')
-  t.strictSame(gc(dir, opts({ gracePeriodMs: 20_000, now: Date.now() + 30_000, markOnly: true })).marked, [e], 'grace 20s, 30 s old: marked')
+  t.strictSame((await gc(dir, opts({ gracePeriodMs: 10 * MIN, markOnly: true }))).marked, [], 'grace 10m: still the minute')
+  t.strictSame((await gc(dir, opts({ gracePeriodMs: 20_000, now: Date.now() + 30_000, markOnly: true }))).marked, [e], 'grace 20s, 30 s old: marked')
   const f = mkPod(dir, 'embryo')
-  t.strictSame(gc(dir, opts({ gracePeriodMs: 0 })).deleted, [f], 'grace 0s: deleted at once')
+  t.strictSame((await gc(dir, opts({ gracePeriodMs: 0 }))).deleted, [f], 'grace 0s: deleted at once')
   const held = mkPod(dir, 'embryo')
   const holder = await holdLocks(t, dir, [held])
-  t.strictSame(gc(dir, opts({ gracePeriodMs: 0 })).marked, [], 'a locked embryo is never touched')
+  t.strictSame((await gc(dir, opts({ gracePeriodMs: 0 }))).marked, [], 'a locked embryo is never touched')
   t.equal(whereIs(dir, held), 'embryo')
   await holder.kill()
 })
@@ -211,7 +211,7 @@ t.test('a symlink in a state dir is a failure, never followed or deleted', async
   const link = path.join(dir, 'pods', 'garbage', '8c3b1f0e-2a4d-4c4b-9a57-0d7c4b1e2f3a')
   fs.symlinkSync(path.join(root, 'outside'), link)
   const e = await exited(dir)
-  const r = gc(dir, opts({ gracePeriodMs: 0 }))
+  const r = await gc(dir, opts({ gracePeriodMs: 0 }))
   t.strictSame(r.deleted, [e], 'the real pod is collected')
   t.equal(r.failed.length, 1)
   t.strictSame(r.failed[0], { uuid: path.basename(link), path: link, reason: r.failed[0]?.reason })
@@ -227,9 +227,9 @@ t.test('gc sweeps dead locks of pods that are gone', async (t) => {
   const h = await holdLocks(t, dir, [gone])
   await h.kill()
   t.ok(lockExists(lockOf(dir, gone)))
-  gc(dir, opts())
+  await gc(dir, opts())
   t.equal(lockExists(lockOf(dir, gone)), false)
-  t.equal(gc(dir, opts({ markOnly: true })).failed.length, 0)
+  t.equal((await gc(dir, opts({ markOnly: true }))).failed.length, 0)
 })
 
 t.test('onProgress counts every pod', async (t) => {
@@ -237,7 +237,7 @@ t.test('onProgress counts every pod', async (t) => {
   for (let i = 0; i < 3; i++) await exited(dir)
   mkPod(dir, 'garbage')
   const calls: Array<[number, number]> = []
-  gc(dir, opts({ onProgress: (d, n) => calls.push([d, n]) }))
+  await gc(dir, opts({ onProgress: (d, n) => calls.push([d, n]) }))
   t.strictSame(calls, [
     [1, 4],
     [2, 4],
@@ -254,7 +254,7 @@ t.test('a garbage pod deleted by someone else during the pass is skipped, not a 
   await exited(dir)
   const g = mkPod(dir, 'garbage', { 'pod.json': '' })
   let done = false
-  const r = gc(
+  const r = await gc(
     dir,
     opts({
       gracePeriodMs: HOUR,

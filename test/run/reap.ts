@@ -78,7 +78,7 @@ t.test('gc reaps the apps of a pod whose supervisor was killed (its lock is left
   // A supervisor that dies by SIGKILL leaves its lock behind: so does this holder.
   const holder = await holdLocks(t, dir, [pod.uuid])
   await holder.kill()
-  const result = gc(dir, { gracePeriodMs: 0, expirePreparedMs: 24 * 3600_000 })
+  const result = await gc(dir, { gracePeriodMs: 0, expirePreparedMs: 24 * 3600_000 })
   t.strictSame(result.deleted, [pod.uuid], 'the exited pod is collected')
   await pollUntil('the orphaned group to die', () => o.members.every((p) => !alive(p)) || undefined)
   t.pass('every process of the app group is gone')

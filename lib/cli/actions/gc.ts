@@ -7,18 +7,19 @@ import type { Context } from '../context.js'
 import { isJson, progressReporter, toJson } from '../output.js'
 
 /** One gc pass; prints what it marked and deleted, and exits 1 if anything could not be handled. */
-export const gc = (ctx: Context, dataDir: string, opts: GcCliOptions): void => {
+export const gc = async (ctx: Context, dataDir: string, opts: GcCliOptions): Promise<void> => {
   const json = isJson(opts.format)
   let result: GcResult = { marked: [], deleted: [], skipped: [], failed: [] }
   if (dataDirExists(dataDir)) {
     const progress = progressReporter(ctx.io, 'gc', !json)
     const io = progress.io
-    result = collect(dataDir, {
+    result = await collect(dataDir, {
       gracePeriodMs: opts.gracePeriod,
       expirePreparedMs: opts.expirePrepared,
       markOnly: opts.markOnly === true,
       onProgress: progress.report,
       beforeDelete: tearDownPodVolumes,
+      removeWorkers: opts.workers,
       // Each line as it happens: a gc that is killed half-way has said what it did.
       ...(json ? {} : { onOutcome: (outcome: string, uuid: string) => io.out(`${outcome} ${uuid}\n`) }),
     })

@@ -1,9 +1,8 @@
 /** podctl controller: binds claims and reclaims volumes in the background, one leader per data dir (CONTRACT §8). */
 import { Option, type Command } from 'commander'
-import { PodctlError } from '../../errors.js'
 import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
-import { addFormatOption, dataDirOf, durationOption } from '../options.js'
+import { addFormatOption, count, dataDirOf, durationOption } from '../options.js'
 
 export interface ControllerCliOptions {
   workers: number
@@ -23,11 +22,6 @@ export interface ControllerCliOptions {
   gcExpirePrepared: number
   once?: boolean
   logFormat: 'text' | 'json'
-}
-
-const count = (flag: string, min: number) => (text: string): number => {
-  if (!/^\d+$/.test(text) || Number(text) < min) throw new PodctlError('EUSAGE', `invalid ${flag} ${JSON.stringify(text)}: not a whole number of at least ${min}`)
-  return Number(text)
 }
 
 const actions = () => import('../actions/controller.js')
