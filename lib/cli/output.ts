@@ -116,6 +116,19 @@ const ERASE_LINE = '\r\u001b[K'
  * does that, for the command's output), so that stdout lines on the same
  * terminal never run into it, and it is gone at the end.
  */
+/** `parent`, with `clear` called before anything is printed (a line on stderr that output must not run into). */
+const clearingFirst = (parent: Io, clear: () => void): Io => ({
+  ...parent,
+  out: (s) => {
+    clear()
+    parent.out(s)
+  },
+  err: (s) => {
+    clear()
+    parent.err(s)
+  },
+})
+
 export const progressReporter = (parent: Io, label: string, enabled: boolean, threshold = 50) => {
   let last = 0
   let shown = false
@@ -131,18 +144,48 @@ export const progressReporter = (parent: Io, label: string, enabled: boolean, th
     parent.err(`${ERASE_LINE}${label}: ${done}/${total} pods`)
     shown = true
   }
-  const io: Io = {
-    ...parent,
-    out: (s) => {
-      clear()
-      parent.out(s)
-    },
-    err: (s) => {
-      clear()
-      parent.err(s)
-    },
-  }
+  const io = clearingFirst(parent, clear)
   return { report, finish: clear, io }
+}
+
+const SPINNER = ['|', '/', '-', '\\']
+
+/**
+ * One line on a terminal's stderr while a command waits with nothing to
+ * print (status --wait, stop, app start): what it waits for, a spinner and
+ * the seconds so far, redrawn four times a second and erased before any
+ * other output and at the end. Nothing when stderr is not a terminal.
+ */
+export const waitingLine = (parent: Io) => {
+  let text: string | undefined
+  let shown = false
+  let frame = 0
+  let timer: NodeJS.Timeout | undefined
+  const started = Date.now()
+  const clear = (): void => {
+    if (shown) parent.err(ERASE_LINE)
+    shown = false
+  }
+  const draw = (): void => {
+    if (text === undefined) return
+    parent.err(`${ERASE_LINE}${SPINNER[frame++ % SPINNER.length]} ${text} (${Math.floor((Date.now() - started) / 1000)}s)`)
+    shown = true
+  }
+  /** Shows `what` from now on. */
+  const set = (what: string): void => {
+    if (!parent.errIsTTY) return
+    text = what
+    timer ??= setInterval(draw, 250).unref()
+    draw()
+  }
+  const finish = (): void => {
+    if (timer !== undefined) clearInterval(timer)
+    timer = undefined
+    text = undefined
+    clear()
+  }
+  const io = clearingFirst(parent, clear)
+  return { set, finish, io }
 }
 
 /** Whether a table gets its header line: rkt's --no-legend drops it (--no-legacy, podctl's first spelling, still does). */

@@ -121,10 +121,20 @@ export const startApp = async (pod: Pod, name: string, timeoutMs = 30_000): Prom
   const before = pod.record().apps.find((a) => a.name === name)?.started_at ?? null
   if (pod.record().apps.find((a) => a.name === name)?.state === 'running') return
   writeRequest(pod.path, { op: 'start', app: name })
-  await waitRecord(pod, `app ${name} to start`, timeoutMs, (apps) => {
-    const a = apps.find((x) => x.name === name)
-    return a !== undefined && a.started_at !== before && a.started_at !== null
-  })
+  try {
+    await waitRecord(pod, `app ${name} to start`, timeoutMs, (apps) => {
+      const a = apps.find((x) => x.name === name)
+      return a !== undefined && a.started_at !== before && a.started_at !== null
+    })
+  } catch (er) {
+    if (!(er instanceof PodctlError) || er.code !== 'ETIMEOUT') throw er
+    // The request is not withdrawn: a supervisor that is only slow still starts the app.
+    throw new PodctlError(
+      'ETIMEOUT',
+      `app ${name} of pod ${short(pod)} has not started after ${Math.round(timeoutMs / 1000)}s; the request stays with the pod's supervisor, which may still start it`,
+      `see whether it did: podctl app status ${short(pod)} ${name}`,
+    )
+  }
 }
 
 /** Asks the supervisor to stop an app (SIGTERM, SIGKILL after stopTimeoutMs) and waits until it has. */

@@ -1,42 +1,106 @@
 /**
- * Reading app logs for `podctl logs`: the whole log or its last N lines,
- * and following it as it grows (and rotates) until the pod is finished.
+ * Reading app logs for `podctl logs`: each line with the time it arrived
+ * (from the log's times file, lib/run/log-writer.ts), the whole log or its
+ * last N lines, and following it as it grows (and rotates) until the pod
+ * is finished.
  */
 import fs from 'node:fs'
 import type { Pod } from '../pod/pod.js'
 import { POLL_INTERVAL_MS, sleep } from '../poll.js'
-import { readOwnText } from '../fs/read.js'
-import { DEFAULT_LOG_KEEP, DEFAULT_LOG_MAX_BYTES, logFiles, logPath } from './log-writer.js'
+import { readOwnFile } from '../fs/read.js'
+import { DEFAULT_LOG_KEEP, DEFAULT_LOG_MAX_BYTES, logFiles, logPath, TIME_RECORD_BYTES, TIMES_CAP_FACTOR, timesPath } from './log-writer.js'
 
 /** A log file is rotated at DEFAULT_LOG_MAX_BYTES; one that is much larger is not podctl's. */
 const MAX_LOG_READ_BYTES = 4 * DEFAULT_LOG_MAX_BYTES
 
-/** The last `n` lines of `text` (all of it when n is undefined). */
-export const tailLines = (text: string, n: number | undefined): string => {
-  if (n === undefined) return text
-  if (n <= 0) return ''
-  const lines = text.split('\n')
-  const complete = text.endsWith('\n')
-  if (complete) lines.pop()
-  return lines.slice(-n).join('\n') + (complete && lines.length > 0 ? '\n' : '')
+/** One line of a log. */
+export interface LogLine {
+  /** The line, with its newline if it has one (the last line of a log may not). */
+  text: string
+  /** When its first byte arrived (ms since the epoch); undefined where the log has no times (kept by an older podctl). */
+  time?: number
 }
 
-export const prefixLines = (text: string, app: string | undefined): string => {
-  if (app === undefined || text === '') return text
-  const complete = text.endsWith('\n')
-  const lines = text.split('\n')
-  if (complete) lines.pop()
-  return lines.map((l) => `[${app}] ${l}`).join('\n') + (complete ? '\n' : '')
+/** The records of a log file's times file (offset, time, offset, time, ...), or undefined if it has none. */
+const readTimes = (logFile: string): Float64Array | undefined => {
+  const f = readOwnFile(timesPath(logFile), TIMES_CAP_FACTOR * MAX_LOG_READ_BYTES)
+  if (!('bytes' in f)) return undefined
+  const n = Math.floor(f.bytes.length / TIME_RECORD_BYTES) // a record cut short by a crash is left out
+  const out = new Float64Array(n * 2)
+  for (let i = 0; i < n * 2; i++) out[i] = f.bytes.readDoubleLE(i * 8)
+  return out
 }
 
-/** An app's whole log, oldest rotation first. */
-export const readAppLog = (pod: Pod, app: string): string => logFiles(pod.path, app).map((f) => readOwnText(f, MAX_LOG_READ_BYTES) ?? '').join('')
+/** The time of the byte at `offset`: that of the last record at or before it. */
+const timeAt = (times: Float64Array | undefined, offset: number): number | undefined => {
+  if (times === undefined || times.length === 0 || times[0]! > offset) return undefined
+  let lo = 0
+  let hi = times.length / 2 - 1
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1
+    if (times[mid * 2]! <= offset) lo = mid
+    else hi = mid - 1
+  }
+  return times[lo * 2 + 1]
+}
+
+/** The lines of `bytes`, which start at `start` in a log file whose times are `times`. */
+const splitLines = (bytes: Buffer, start: number, times: Float64Array | undefined): LogLine[] => {
+  const lines: LogLine[] = []
+  let from = 0
+  while (from < bytes.length) {
+    const nl = bytes.indexOf(10, from)
+    const end = nl < 0 ? bytes.length : nl + 1
+    const time = timeAt(times, start + from)
+    lines.push({ text: bytes.toString('utf8', from, end), ...(time === undefined ? {} : { time }) })
+    from = end
+  }
+  return lines
+}
+
+/** An app's whole log as lines, oldest rotation first. */
+export const readAppLogLines = (pod: Pod, app: string): LogLine[] =>
+  logFiles(pod.path, app).flatMap((file) => {
+    const f = readOwnFile(file, MAX_LOG_READ_BYTES)
+    return 'bytes' in f ? splitLines(f.bytes, 0, readTimes(file)) : []
+  })
+
+/** An app's whole log as text, oldest rotation first. */
+export const readAppLog = (pod: Pod, app: string): string =>
+  readAppLogLines(pod, app)
+    .map((l) => l.text)
+    .join('')
+
+export interface LineFormat {
+  /** Prefix each line with `[app] `. */
+  app?: string
+  /** Prefix each line with the time it arrived (RFC 3339, UTC, ms). */
+  timestamps?: boolean
+}
+
+/** A line as `logs` prints it; a line without a newline keeps none. */
+export const formatLine = (line: LogLine, fmt: LineFormat): string => {
+  let prefix = fmt.app === undefined ? '' : `[${fmt.app}] `
+  if (fmt.timestamps) prefix += `${line.time === undefined ? '-' : new Date(line.time).toISOString()} `
+  return prefix + line.text
+}
+
+/** The lines that arrived at `since` or later (lines of unknown time are kept), then the last `tail` of them. */
+export const selectLines = (lines: LogLine[], opts: { since?: number; tail?: number }): LogLine[] => {
+  const since = opts.since
+  const recent = since === undefined ? lines : lines.filter((l) => l.time === undefined || l.time >= since)
+  if (opts.tail === undefined) return recent
+  return opts.tail <= 0 ? [] : recent.slice(-opts.tail)
+}
 
 interface Cursor {
   app: string
   ino: number
   offset: number
-  partial: string
+  /** The bytes of a line not yet complete. */
+  partial: Buffer
+  /** The time of the partial line's first byte. */
+  partialTime: number | undefined
 }
 
 const statOrUndefined = (p: string): fs.Stats | undefined => fs.statSync(p, { throwIfNoEntry: false })
@@ -55,12 +119,12 @@ const rotatedFiles = (log: string): { file: string; ino: number }[] => {
 /**
  * Follows the logs of `apps` from their current ends, calling `emit` with
  * complete lines, until the pod is no longer running (then drains once
- * more) or the signal aborts.
+ * more, and emits unfinished last lines) or the signal aborts.
  */
-export const followLogs = async (pod: Pod, apps: string[], emit: (app: string, text: string) => void, signal?: AbortSignal): Promise<void> => {
+export const followLogs = async (pod: Pod, apps: string[], emit: (app: string, line: LogLine) => void, signal?: AbortSignal): Promise<void> => {
   const cursors: Cursor[] = apps.map((app) => {
     const st = statOrUndefined(logPath(pod.path, app))
-    return { app, ino: st?.ino ?? 0, offset: st?.size ?? 0, partial: '' }
+    return { app, ino: st?.ino ?? 0, offset: st?.size ?? 0, partial: Buffer.alloc(0), partialTime: undefined }
   })
   const drain = (): void => {
     for (const c of cursors) {
@@ -91,19 +155,32 @@ export const followLogs = async (pod: Pod, apps: string[], emit: (app: string, t
     } catch {
       return
     }
+    let buf: Buffer
+    const start = c.offset
     try {
       const size = fs.fstatSync(fd).size
       if (size <= c.offset) return
-      const buf = Buffer.alloc(size - c.offset)
+      buf = Buffer.alloc(size - c.offset)
       fs.readSync(fd, buf, 0, buf.length, c.offset)
       c.offset = size
-      const text = c.partial + buf.toString('utf8')
-      const cut = text.lastIndexOf('\n') + 1
-      c.partial = text.slice(cut)
-      if (cut > 0) emit(c.app, text.slice(0, cut))
     } finally {
       fs.closeSync(fd)
     }
+    // Written before its output, the times file has a record for all that was read.
+    const times = readTimes(file)
+    const cut = buf.lastIndexOf(10) + 1
+    const lines = splitLines(buf.subarray(0, cut), start, times)
+    if (c.partial.length > 0 && cut > 0) {
+      // The unfinished line is finished: it keeps the time of its first byte.
+      const end = buf.indexOf(10) + 1
+      lines[0] = { text: Buffer.concat([c.partial, buf.subarray(0, end)]).toString('utf8'), ...(c.partialTime === undefined ? {} : { time: c.partialTime }) }
+      c.partial = Buffer.alloc(0)
+    }
+    if (cut < buf.length) {
+      if (c.partial.length === 0) c.partialTime = timeAt(times, start + cut)
+      c.partial = Buffer.concat([c.partial, buf.subarray(cut)])
+    }
+    for (const l of lines) emit(c.app, l)
   }
   for (;;) {
     drain()
@@ -111,7 +188,7 @@ export const followLogs = async (pod: Pod, apps: string[], emit: (app: string, t
     pod.refresh()
     if (pod.state !== 'running') {
       drain()
-      for (const c of cursors) if (c.partial !== '') emit(c.app, `${c.partial}\n`)
+      for (const c of cursors) if (c.partial.length > 0) emit(c.app, { text: `${c.partial.toString('utf8')}\n`, ...(c.partialTime === undefined ? {} : { time: c.partialTime }) })
       return
     }
     await sleep(POLL_INTERVAL_MS)

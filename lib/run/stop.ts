@@ -18,6 +18,8 @@ export interface StopOptions {
   timeoutMs: number
   /** How long to wait for the pod to read exited after SIGKILL (ms). */
   killGraceMs?: number
+  /** Told each signal as it is sent, in words (for a terminal's status line). */
+  onStep?: (what: string) => void
 }
 
 export type StopOutcome = 'stopped' | 'already exited'
@@ -61,6 +63,7 @@ export const stopPod = async (pod: Pod, opts: StopOptions): Promise<StopOutcome>
   }
   if (!opts.force) {
     signalSupervisor(pod, 'SIGTERM')
+    opts.onStep?.(`stopping pod ${short}: SIGTERM sent, SIGKILL after ${Math.round(opts.timeoutMs / 1000)}s`)
     if (await waitNotRunning(pod, opts.timeoutMs)) {
       reapOrphans(pod, { escaped: true })
       return 'stopped'
@@ -71,9 +74,11 @@ export const stopPod = async (pod: Pod, opts: StopOptions): Promise<StopOutcome>
   // is stuck) is SIGKILLed too; the apps' guardians then kill what is left.
   pod.refresh()
   signalApps(pod, 'SIGKILL')
+  opts.onStep?.(`stopping pod ${short}: SIGKILL sent to its apps`)
   const grace = opts.killGraceMs ?? 5_000
   if (!(await waitNotRunning(pod, grace))) {
     signalSupervisor(pod, 'SIGKILL')
+    opts.onStep?.(`stopping pod ${short}: its supervisor did not exit; SIGKILL sent to it`)
     if (!(await waitNotRunning(pod, grace))) {
       throw new PodctlError('ETIMEOUT', `pod ${short} is still running after SIGKILL`, `look at its supervisor: podctl status ${short}`)
     }

@@ -195,3 +195,32 @@ t.test('what someone else plants among the requests never ends the pod, and goes
   await pollUntil('the planted entries to be gone', () => fs.readdirSync(requests).length === 0)
   t.equal(fs.readFileSync(path.join(outside, 'victim.txt'), 'utf8'), 'precious', 'nothing behind a link was touched')
 })
+
+t.test('app start that times out says so, and that the supervisor may still start the app (it does)', async (t) => {
+  const { lockOwner } = await import('../../lib/pod/locks.js')
+  const { startApp } = await import('../../lib/run/apps.js')
+  const dir = dataDir(t)
+  const uuid = await sandbox(t, dir)
+  await ok(t, dir, ['app', 'add', uuid, '--name', 'late', '--', 'sleep', '60'])
+  // A supervisor that is slow to read requests: stopped for now.
+  const supervisor = lockOwner(dir, uuid)!.pid
+  process.kill(supervisor, 'SIGSTOP')
+  t.teardown(() => {
+    try {
+      process.kill(supervisor, 'SIGCONT')
+    } catch {
+      // gone
+    }
+  })
+  const er = await startApp(podFromUUIDString(dir, uuid), 'late', 500).then(
+    () => undefined,
+    (e: unknown) => e as { code: string; message: string; hint?: string },
+  )
+  t.equal(er?.code, 'ETIMEOUT')
+  t.match(er?.message, /^app late of pod [0-9a-f]{8} has not started after 1s; the request stays with the pod's supervisor, which may still start it$/)
+  t.match(er?.hint, /^see whether it did: podctl app status [0-9a-f]{8} late$/)
+  process.kill(supervisor, 'SIGCONT')
+  await pollUntil('the app to start once the supervisor goes on', async () => (await podctlJson<{ state: string }>(t, dir, ['app', 'status', uuid, 'late', '--format', 'json'])).state === 'running', { intervalMs: 100, polls: 100 })
+  t.pass('once the supervisor goes on, the app starts, as the message said it might')
+  await ok(t, dir, ['stop', uuid])
+})

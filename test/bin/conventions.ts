@@ -216,6 +216,40 @@ t.test('rm of many pods on a terminal: the progress line never runs into stdout 
   t.same(lines.sort(), uuids.sort(), 'every other line is one UUID, whole')
 })
 
+t.test('long waits on a terminal: a status line on stderr that is gone at the end; none into a pipe', async (t) => {
+  const hasScript = spawnSync('script', ['-qec', 'true', '/dev/null']).status === 0
+  if (!hasScript) return t.plan(0, 'skipped: no util-linux script here to give podctl a terminal')
+  const dir = dataDir(t)
+  const onTerminal = (args: string): { status: number | null; stdout: string } =>
+    spawnSync('script', ['-qec', `/usr/bin/env -u NODE_OPTIONS ${process.execPath} ${BIN} --dir ${dir} ${args}`, '/dev/null'], { encoding: 'utf8' })
+  // The status line: erase, a spinner, what is awaited, the seconds so far.
+  const statusLine = /\r\u001b\[K([|/\\-] [^\r\n]* \(\d+s\))?/g
+
+  // status --wait on a pod that ends 1.5 s later.
+  const a = podctl(dir, ['run', '-d', '--', 'sleep', '1.5']).stdout.trim()
+  const w = onTerminal(`status ${a} --wait 30s`)
+  t.equal(w.status, 0)
+  t.match(w.stdout, new RegExp(`\\| waiting for pod ${a.slice(0, 8)} to finish \\(at most 30s\\) \\(\\ds\\)`), 'it says what it waits for')
+  const after = w.stdout.replace(statusLine, '')
+  t.match(after, /^state=exited\r\n/, 'then the status, from the start of a clean line')
+  t.notMatch(after, /waiting/, 'nothing of the status line is left')
+
+  // stop of a pod whose app ignores SIGTERM: each step is said.
+  const b = podctl(dir, ['run', '-d', '--', 'sh', '-c', 'trap "" TERM; while :; do sleep 0.1; done']).stdout.trim()
+  const s = onTerminal(`stop ${b} --timeout 1s`)
+  t.equal(s.status, 0)
+  t.match(s.stdout, `stopping pod ${b.slice(0, 8)}: SIGTERM sent, SIGKILL after 1s`)
+  t.match(s.stdout, `stopping pod ${b.slice(0, 8)}: SIGKILL sent to its apps`)
+  t.equal(s.stdout.replace(statusLine, ''), `${b}\r\n`, 'what is left is the UUID, on a line of its own')
+
+  // Into a pipe: no status line at all.
+  const c = podctl(dir, ['run', '-d', '--', 'sh', '-c', 'trap "" TERM; while :; do sleep 0.1; done']).stdout.trim()
+  const p = podctl(dir, ['stop', c, '--timeout', '1s'])
+  t.equal(p.status, 0)
+  t.equal(p.stderr, '', 'stderr is not a terminal: nothing on it')
+  t.equal(p.stdout, `${c}\n`)
+})
+
 t.test('cat-manifest: compact as rkt prints it; --pretty-print and --pretty indent it', async (t) => {
   const dir = dataDir(t)
   const uuid = podctl(dir, ['prepare', '--', '/bin/true']).stdout.trim()

@@ -148,3 +148,59 @@ t.test('an app started again after a run that ended mid-line: its output starts 
   t.equal(r.stdout, 'partial\npartial', 'two lines, not "partialpartial"; the last one as the app left it')
   t.equal((await podctlAsync(t, dir, ['rm', '-f', uuid])).status, 0)
 })
+
+const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
+t.test('--timestamps: each line with the time it arrived; --since: the lines from then on', async (t) => {
+  const dir = dataDir(t)
+  // "early" lines, a pause of 1.5 s, then "late" lines.
+  const uuid = await runApps(t, dir, [
+    { name: 'web', exec: sh('echo early-1; echo early-2; sleep 1.5; echo late-1; printf late-2') },
+    { name: 'db', exec: sh('echo db-1') },
+  ])
+  const r = await podctlAsync(t, dir, ['logs', uuid, '--app', 'web', '-t'])
+  t.equal(r.status, 0, r.stderr)
+  const lines = r.stdout.split('\n')
+  t.equal(lines.length, 4, 'four lines; the last has no newline, as the app wrote it')
+  const parsed = lines.map((l) => {
+    const [time, ...rest] = l.split(' ')
+    return { time: time!, text: rest.join(' ') }
+  })
+  t.same(
+    parsed.map((p) => p.text),
+    ['early-1', 'early-2', 'late-1', 'late-2'],
+  )
+  t.ok(
+    parsed.every((p) => RFC3339_MS.test(p.time)),
+    'every line starts with an RFC 3339 time in UTC, with milliseconds',
+  )
+  const ms = parsed.map((p) => Date.parse(p.time))
+  t.ok(ms[2]! - ms[1]! >= 1400, `the pause shows: ${parsed[1]!.time} then ${parsed[2]!.time}`)
+  t.ok(ms[0]! <= ms[1]! && ms[2]! <= ms[3]!, 'in order')
+
+  // --since a time between the two groups: only the late lines.
+  const between = new Date(ms[1]! + 700).toISOString()
+  const since = await podctlAsync(t, dir, ['logs', uuid, '--app', 'web', `--since=${between}`])
+  t.equal(since.stdout, 'late-1\nlate-2', `--since ${between}`)
+  // The same time with an offset.
+  const d = new Date(ms[1]! + 700 + 3_600_000)
+  const offset = `${d.toISOString().slice(0, 19)}.${String(d.getUTCMilliseconds()).padStart(3, '0')}+01:00`
+  t.equal((await podctlAsync(t, dir, ['logs', uuid, '--app', 'web', '--since', offset])).stdout, 'late-1\nlate-2', `--since ${offset}`)
+  // A duration back from now: everything (the pod ran seconds ago), or nothing that old.
+  t.equal((await podctlAsync(t, dir, ['logs', uuid, '--app', 'web', '--since', '1h'])).stdout, 'early-1\nearly-2\nlate-1\nlate-2')
+  t.equal((await podctlAsync(t, dir, ['logs', uuid, '--app', 'web', '--since', '0s'])).stdout, '', '--since 0s: nothing has arrived since now')
+  // With several apps: [app] first, then the time; --since and --tail together.
+  const both = await podctlAsync(t, dir, ['logs', uuid, '--timestamps', '--since', between, '--tail', '1'])
+  t.match(both.stdout, /^\[web\] \d{4}-\S+Z late-2\n$/, 'several apps: "[app] TIME line"; db\'s line is older than --since')
+})
+
+t.test('--since that is neither a duration nor a time is exit 2', async (t) => {
+  const dir = dataDir(t)
+  const uuid = await runApps(t, dir, [{ name: 'a', exec: sh('echo x') }])
+  for (const bad of ['yesterday', '-5m', '2026-11-25', '2026-13-45T99:00:00Z', '']) {
+    const r = await podctlAsync(t, dir, ['logs', uuid, `--since=${bad}`])
+    t.equal(r.status, 2, `--since=${JSON.stringify(bad)}: exit 2`)
+    t.match(r.stderr, /^podctl: invalid --since .*: expected a duration \(10m, 1h30m\) or a time/)
+    t.equal(r.stdout, '')
+  }
+})

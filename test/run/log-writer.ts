@@ -5,7 +5,8 @@ import path from 'node:path'
 import { DEFAULT_LOG_KEEP, LogWriter, logFiles, logPath } from '../../lib/run/log-writer.js'
 
 /** The files in the pod's logs dir, sorted. */
-const listLogs = (pod: string): string[] => fs.readdirSync(path.join(pod, 'logs')).sort()
+// The logs, without their times files.
+const listLogs = (pod: string): string[] => fs.readdirSync(path.join(pod, 'logs')).filter((f) => !f.endsWith('.times')).sort()
 const kept = (pod: string, app: string, keep?: number): string => logFiles(pod, app, keep).map((f) => fs.readFileSync(f, 'utf8')).join('')
 const lines = (from: number, to: number): string => Array.from({ length: to - from }, (_, i) => `line ${String(from + i).padStart(3, '0')}\n`).join('')
 

@@ -6,11 +6,22 @@ import { API_VERSION, type PodManifest } from '../../lib/pod/manifest.js'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { createPod, preparePod } from '../../lib/pod/prepare.js'
 import { LogWriter } from '../../lib/run/log-writer.js'
-import { followLogs, prefixLines, readAppLog, tailLines } from '../../lib/run/logs.js'
+import { followLogs, formatLine, type LogLine, readAppLog, readAppLogLines, selectLines } from '../../lib/run/logs.js'
 
 const manifest: PodManifest = { apiVersion: API_VERSION, apps: [{ name: 'a', exec: ['true'] }, { name: 'b', exec: ['true'] }] }
 
-t.test('tailLines', async (t) => {
+// The old text forms, over the line model: tail and prefix as logs prints them.
+const tailLines = (text: string, n: number | undefined): string =>
+  selectLines(linesOf(text), n === undefined ? {} : { tail: n })
+    .map((l) => l.text)
+    .join('')
+const prefixLines = (text: string, app: string | undefined): string =>
+  linesOf(text)
+    .map((l) => formatLine(l, app === undefined ? {} : { app }))
+    .join('')
+const linesOf = (text: string): LogLine[] => (text.match(/[^\n]*\n|[^\n]+$/g) ?? []).map((l) => ({ text: l }))
+
+t.test('tail', async (t) => {
   const cases: [string, number | undefined, string][] = [
     ['a\nb\nc\n', undefined, 'a\nb\nc\n'],
     ['a\nb\nc\n', 2, 'b\nc\n'],
@@ -25,12 +36,59 @@ t.test('tailLines', async (t) => {
   for (const [text, n, want] of cases) t.equal(tailLines(text, n), want, `${JSON.stringify(text)} tail ${n}`)
 })
 
-t.test('prefixLines', async (t) => {
+t.test('prefixes', async (t) => {
   t.equal(prefixLines('a\nb\n', 'web'), '[web] a\n[web] b\n')
   t.equal(prefixLines('a\nb', 'web'), '[web] a\n[web] b')
   t.equal(prefixLines('', 'web'), '')
   t.equal(prefixLines('a\n', undefined), 'a\n', 'no app: unchanged')
   t.equal(prefixLines('\n', 'x'), '[x] \n', 'an empty line is prefixed too')
+  t.equal(formatLine({ text: 'hi\n', time: Date.UTC(2026, 10, 25, 16, 3, 0, 120) }, { app: 'web', timestamps: true }), '[web] 2026-11-25T16:03:00.120Z hi\n')
+  t.equal(formatLine({ text: 'hi\n' }, { timestamps: true }), '- hi\n', 'a line of unknown time: "-"')
+})
+
+t.test('since, then tail', async (t) => {
+  const lines: LogLine[] = [{ text: 'old\n', time: 1000 }, { text: 'mid\n', time: 2000 }, { text: 'new\n', time: 3000 }, { text: 'unknown\n' }]
+  t.strictSame(selectLines(lines, { since: 2000 }).map((l) => l.text), ['mid\n', 'new\n', 'unknown\n'], 'at or after since; lines of unknown time kept')
+  t.strictSame(selectLines(lines, { since: 2000, tail: 1 }).map((l) => l.text), ['unknown\n'])
+  t.strictSame(selectLines(lines, { since: 9000 }).map((l) => l.text), ['unknown\n'])
+})
+
+t.test('each line has the time its first byte arrived, across writes and rotations', async (t) => {
+  const dir = t.testdir({})
+  const pod = await preparePod(dir, manifest, { sync: false })
+  const w = new LogWriter(pod.path, 'a', { maxBytes: 64 })
+  const before = Date.now()
+  w.write(Buffer.from('one\ntw'))
+  await new Promise((r) => setTimeout(r, 30))
+  const mid = Date.now()
+  w.write(Buffer.from('o\nthree\n'))
+  for (let i = 0; i < 10; i++) w.write(Buffer.from(`line ${i} of the rotation test\n`)) // rotates (64 bytes a file)
+  w.close()
+  const after = Date.now()
+  const lines = readAppLogLines(pod, 'a')
+  t.ok(lines.every((l) => l.time !== undefined && l.time >= before && l.time <= after), 'every line has a time within the writes')
+  const byText = new Map(lines.map((l) => [l.text, l.time!]))
+  if (byText.has('one\n')) {
+    t.ok(byText.get('one\n')! < mid, 'one: the time of the first write')
+    t.ok(byText.get('two\n')! < mid, 'two: started in the first write, so its time')
+    t.ok(byText.get('three\n')! >= mid, 'three: the time of the second write')
+  }
+  t.ok(lines.some((l) => l.text.startsWith('line 9')), 'the newest lines are there')
+  t.ok(fs.readdirSync(path.join(pod.path, 'logs')).includes('a.log.1.times'), 'the times file is rotated with its log')
+})
+
+t.test('a log without a times file (an older podctl) reads with unknown times', async (t) => {
+  const dir = t.testdir({})
+  const pod = await preparePod(dir, manifest, { sync: false })
+  fs.mkdirSync(path.join(pod.path, 'logs'), { recursive: true })
+  fs.writeFileSync(path.join(pod.path, 'logs', 'a.log'), 'x\ny\n')
+  t.strictSame(readAppLogLines(pod, 'a'), [{ text: 'x\n' }, { text: 'y\n' }])
+  // An app started again appends with times: the old lines stay unknown, the new ones have a time.
+  const w = new LogWriter(pod.path, 'a')
+  w.write(Buffer.from('z\n'))
+  w.close()
+  const lines = readAppLogLines(pod, 'a')
+  t.strictSame(lines.map((l) => [l.text, l.time === undefined]), [['x\n', true], ['y\n', true], ['z\n', false]])
 })
 
 t.test('readAppLog joins the rotations, oldest first', async (t) => {
@@ -50,7 +108,7 @@ t.test('followLogs of a pod that is not running drains once and returns', async 
   const got: [string, string][] = []
   fs.mkdirSync(path.join(pod.path, 'logs'), { recursive: true })
   fs.writeFileSync(path.join(pod.path, 'logs', 'a.log'), 'old\n')
-  await followLogs(pod, ['a', 'b'], (app, text) => got.push([app, text]))
+  await followLogs(pod, ['a', 'b'], (app, line) => got.push([app, line.text]))
   t.same(got, [], 'it starts at the current end: nothing new')
 })
 
@@ -64,8 +122,9 @@ t.test('followLogs follows growth and rotation until the pod stops running', asy
   w.write(Buffer.from('before\n'))
   const got: string[] = []
   let resolveSeen: (() => void) | undefined
-  const following = followLogs(reader, ['a'], (app, text) => {
-    got.push(`${app}:${text}`)
+  const following = followLogs(reader, ['a'], (app, line) => {
+    t.type(line.time, 'number', 'a followed line has its time')
+    got.push(`${app}:${line.text}`)
     resolveSeen?.()
   })
   const seen = (): Promise<void> => new Promise((r) => (resolveSeen = r))

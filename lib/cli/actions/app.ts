@@ -5,7 +5,7 @@ import { podFromUUIDString } from '../../pod/pod.js'
 import { podView } from '../../pod/view.js'
 import { addApp, removeApp, startApp, stopApp } from '../../run/apps.js'
 import type { Context } from '../context.js'
-import { formatTable, isJson, toJson, wantsHeader, type LegendOptions } from '../output.js'
+import { formatTable, isJson, toJson, waitingLine, wantsHeader, type LegendOptions } from '../output.js'
 import { appFromCommand } from '../pod-input.js'
 import { runNewPod } from './run.js'
 
@@ -26,10 +26,26 @@ export const add = async (ctx: Context, dataDir: string, uuid: string, command: 
   await addApp(podFromUUIDString(dataDir, uuid), app)
 }
 
-export const start = (_ctx: Context, dataDir: string, uuid: string, name: string): Promise<void> => startApp(podFromUUIDString(dataDir, uuid), name)
+/** Runs `fn` with a status line on a terminal saying what it waits for. */
+const waitingFor = async (ctx: Context, what: string, fn: () => Promise<void>): Promise<void> => {
+  const waiting = waitingLine(ctx.io)
+  waiting.set(what)
+  try {
+    await fn()
+  } finally {
+    waiting.finish()
+  }
+}
 
-export const stop = (_ctx: Context, dataDir: string, uuid: string, name: string, opts: { timeout: number }): Promise<void> =>
-  stopApp(podFromUUIDString(dataDir, uuid), name, opts.timeout)
+export const start = (ctx: Context, dataDir: string, uuid: string, name: string): Promise<void> => {
+  const pod = podFromUUIDString(dataDir, uuid)
+  return waitingFor(ctx, `waiting for app ${name} of pod ${pod.uuid.slice(0, 8)} to start (at most 30s)`, () => startApp(pod, name))
+}
+
+export const stop = (ctx: Context, dataDir: string, uuid: string, name: string, opts: { timeout: number }): Promise<void> => {
+  const pod = podFromUUIDString(dataDir, uuid)
+  return waitingFor(ctx, `stopping app ${name} of pod ${pod.uuid.slice(0, 8)}: SIGTERM, SIGKILL after ${Math.round(opts.timeout / 1000)}s`, () => stopApp(pod, name, opts.timeout))
+}
 
 export const rm = (_ctx: Context, dataDir: string, uuid: string, name: string): Promise<void> => removeApp(podFromUUIDString(dataDir, uuid), name)
 

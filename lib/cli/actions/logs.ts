@@ -1,9 +1,28 @@
 /** What `podctl logs` does. */
+import { parseNonNegativeDuration } from '../../duration.js'
 import { PodctlError } from '../../errors.js'
 import { podFromUUIDString } from '../../pod/pod.js'
-import { followLogs, prefixLines, readAppLog, tailLines } from '../../run/logs.js'
+import { followLogs, formatLine, readAppLogLines, selectLines } from '../../run/logs.js'
 import type { LogsOptions } from '../commands/logs.js'
 import type { Context } from '../context.js'
+
+// RFC 3339: a date, a time (seconds and fraction optional), and Z or an offset.
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})$/
+
+/** --since: a duration back from now (10m) or a time (RFC 3339), as ms since the epoch. */
+export const parseSince = (text: string, now: number): number => {
+  if (RFC3339.test(text)) {
+    const t = Date.parse(text)
+    if (!Number.isNaN(t)) return t
+  } else if (/^[0-9.]/.test(text)) {
+    try {
+      return now - parseNonNegativeDuration(text, '--since')
+    } catch {
+      // reported below, with both forms
+    }
+  }
+  throw new PodctlError('EUSAGE', `invalid --since ${JSON.stringify(text)}: expected a duration (10m, 1h30m) or a time (2026-11-25T16:00:00Z)`)
+}
 
 /** Prints the logs of the pod's apps (or one), then follows them if asked. */
 export const logs = async (ctx: Context, dataDir: string, uuid: string, opts: LogsOptions): Promise<void> => {
@@ -12,6 +31,7 @@ export const logs = async (ctx: Context, dataDir: string, uuid: string, opts: Lo
     if (!/^\d+$/.test(opts.tail)) throw new PodctlError('EUSAGE', `invalid --tail ${JSON.stringify(opts.tail)}: expected a whole number of lines`)
     tail = Number(opts.tail)
   }
+  const since = opts.since === undefined ? undefined : parseSince(opts.since, Date.now())
   const pod = podFromUUIDString(dataDir, uuid)
   let apps = pod.record().apps.map((a) => a.name)
   if (opts.app !== undefined) {
@@ -21,10 +41,12 @@ export const logs = async (ctx: Context, dataDir: string, uuid: string, opts: Lo
     apps = [opts.app]
   }
   const several = apps.length > 1
+  const format = (app: string) => ({ ...(several ? { app } : {}), timestamps: opts.timestamps === true })
   for (const app of apps) {
-    const text = prefixLines(tailLines(readAppLog(pod, app), tail), several ? app : undefined)
+    const lines = selectLines(readAppLogLines(pod, app), { ...(since === undefined ? {} : { since }), ...(tail === undefined ? {} : { tail }) })
+    const text = lines.map((l) => formatLine(l, format(app))).join('')
     // One app's unfinished last line must not run into the next app's first.
     ctx.io.out(several && text !== '' && !text.endsWith('\n') ? `${text}\n` : text)
   }
-  if (opts.follow) await followLogs(pod, apps, (app, text) => ctx.io.out(prefixLines(text, several ? app : undefined)))
+  if (opts.follow) await followLogs(pod, apps, (app, line) => ctx.io.out(formatLine(line, format(app))))
 }

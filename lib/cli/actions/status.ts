@@ -10,7 +10,7 @@ import { volumeStatusLine } from '../../volume/status-line.js'
 import { withVolumes, type VolumeView } from '../../volume/view.js'
 import type { StatusOptions } from '../commands/status.js'
 import type { Context } from '../context.js'
-import { isJson, styleState, toJson } from '../output.js'
+import { isJson, styleState, toJson, waitingLine } from '../output.js'
 
 /** rkt-style key=value lines; keys with no value yet are left out. */
 export const statusLines = (v: PodView & { volumes?: VolumeView[] }, colour = false): string => {
@@ -71,8 +71,19 @@ export const status = async (ctx: Context, dataDir: string, uuidArg: string | un
   const readySignal = timeoutSignal(ready, '--wait-ready')
   const finishSignal = timeoutSignal(wait, '--wait')
   const pod = podFromUUIDString(dataDir, uuid)
-  if (ready !== undefined) await waitReady(pod, readySignal ? { signal: readySignal } : {})
-  if (wait !== undefined) await waitFinished(pod, finishSignal ? { signal: finishSignal } : {})
+  const waiting = waitingLine(ctx.io)
+  try {
+    if (ready !== undefined) {
+      waiting.set(`waiting for pod ${pod.uuid.slice(0, 8)} to be ready${typeof ready === 'string' ? ` (at most ${ready})` : ''}`)
+      await waitReady(pod, readySignal ? { signal: readySignal } : {})
+    }
+    if (wait !== undefined) {
+      waiting.set(`waiting for pod ${pod.uuid.slice(0, 8)} to finish${typeof wait === 'string' ? ` (at most ${wait})` : ''}`)
+      await waitFinished(pod, finishSignal ? { signal: finishSignal } : {})
+    }
+  } finally {
+    waiting.finish()
+  }
   if (ready !== undefined || wait !== undefined) {
     // What was waited for is gone, or going: `rm` or `gc` won the race.
     // That is "no such pod" (3), not a status with exit 0.

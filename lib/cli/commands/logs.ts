@@ -8,6 +8,8 @@ export interface LogsOptions {
   app?: string
   follow?: boolean
   tail?: string
+  since?: string
+  timestamps?: boolean
 }
 
 export const logs: CommandSpec = {
@@ -19,7 +21,9 @@ export const logs: CommandSpec = {
       .option('--app <name>', 'only this app')
       .option('-f, --follow', 'keep printing new output until the pod has exited')
       .option('--tail <n>', 'only the last N lines of each app')
-      .addHelpText('after', '\nExamples:\n  $ podctl logs 8c3b1f0e\n  $ podctl logs 8c3b1f0e --app web --tail 20 --follow')
+      .option('--since <duration|time>', 'only lines that arrived since then: a duration back from now (10m) or a time (2026-11-25T16:00:00Z)')
+      .option('-t, --timestamps', 'prefix each line with the time it arrived (RFC 3339, UTC)')
+      .addHelpText('after', '\nExamples:\n  $ podctl logs 8c3b1f0e\n  $ podctl logs 8c3b1f0e --app web --tail 20 --follow\n  $ podctl logs 8c3b1f0e --since 10m --timestamps')
       .action(async (uuid: string, opts: LogsOptions, self: Command) => (await import('../actions/logs.js')).logs(ctx, dataDirOf(self, 'read'), uuid, opts))
   },
 }
