@@ -274,7 +274,7 @@ t.test('a pod that a removal thread cannot delete fails alone; the others are de
   const mnt = path.join(dir, 'pods', 'run', stuck, 'mnt')
   fs.mkdirSync(mnt)
   const m = spawnSync('mount', ['-t', 'tmpfs', 'tmpfs', mnt])
-  if (m.status !== 0) return t.skip(`mount -t tmpfs failed: ${String(m.stderr).trim()}`)
+  if (m.status !== 0) return t.plan(0, `skipped: mount -t tmpfs failed: ${String(m.stderr).trim()}`)
   fs.writeFileSync(path.join(mnt, 'precious'), 'x')
   // Teardowns run last-in first-out: unmounted before the directory is removed.
   t.teardown(() => {
