@@ -14,11 +14,12 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   fs: ['base'],
   proc: ['base'],
   lock: ['base', 'fs', 'proc'],
+  cluster: ['base'], // lib/cluster/: the etcd client of fleets
   pod: ['base', 'fs', 'proc', 'lock'],
   volume: ['base', 'fs', 'proc', 'lock', 'pod'],
   run: ['base', 'fs', 'proc', 'lock', 'pod', 'volume'],
-  controller: ['base', 'fs', 'proc', 'lock', 'pod', 'volume'],
-  cli: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'run', 'controller'],
+  controller: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'cluster'],
+  cli: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'run', 'controller', 'cluster'],
   library: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'run', 'controller'], // lib/index.ts
   build: [], // lib/build/: the bundler and its shims
 }

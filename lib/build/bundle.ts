@@ -137,6 +137,8 @@ const bundle = async (): Promise<void> => {
     // signal-exit's one use of assert (./assert-shim.ts).
     alias: { 'graceful-fs': 'node:fs', assert: path.join(lib, 'build/assert-shim.js') },
     plugins: [siblingActions, sharedBuiltins],
+    // etcd3 reads its .proto files next to its own code at run time: it stays in node_modules, loaded only with --cluster.
+    external: ['etcd3'],
     // import() of a sibling bundle as a plain require(): a real import()
     // would start the ES module loader, which is what bundling avoids.
     supported: { 'dynamic-import': false },

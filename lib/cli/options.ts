@@ -4,7 +4,10 @@
  * line is parsed by commander alone (lib/cli/program.ts).
  */
 import { Option, type Command } from 'commander'
+import os from 'node:os'
+import type { ClusterOptions } from '../cluster/client.js'
 import { PodctlError } from '../errors.js'
+import { NAME_RE } from '../pod/manifest.js'
 import { parseNonNegativeDuration } from '../duration.js'
 import { checkDataDirTrust, checkLayout, resolveDataDir } from '../pod/layout.js'
 import type { Context } from './context.js'
@@ -20,6 +23,56 @@ export const addGlobalOptions = (program: Command, ctx: Context): Command =>
     .on('option:debug', () => {
       ctx.state.debug = true
     })
+    .addOption(new Option('--cluster <urls>', 'etcd endpoints of the fleet, comma-separated (default: $PODCTL_CLUSTER); see fleet.md'))
+    .addOption(new Option('--node <name>', 'this node\'s name in the fleet (default: $PODCTL_NODE, the hostname)'))
+    // Rarely changed, so out of every command's help; fleet.md and commands.md list them.
+    .addOption(new Option('--cluster-prefix <prefix>', 'the prefix of podctl\'s keys in etcd').default('/podctl/').hideHelp())
+    .addOption(new Option('--cluster-cacert <file>', 'CA certificate of the etcd members (TLS)').hideHelp())
+    .addOption(new Option('--cluster-cert <file>', 'client certificate for etcd (TLS)').hideHelp())
+    .addOption(new Option('--cluster-key <file>', 'client key for etcd (TLS)').hideHelp())
+
+interface ClusterGlobals {
+  cluster?: string
+  node?: string
+  clusterPrefix: string
+  clusterCacert?: string
+  clusterCert?: string
+  clusterKey?: string
+}
+
+/**
+ * The fleet a command names (`--cluster`, or $PODCTL_CLUSTER), or
+ * undefined: then nothing touches the network.
+ */
+export const clusterOf = (cmd: Command): ClusterOptions | undefined => {
+  const g = cmd.optsWithGlobals() as ClusterGlobals
+  const urls = g.cluster ?? process.env.PODCTL_CLUSTER
+  if (urls === undefined || urls === '') {
+    if (g.cluster === '') throw new PodctlError('EUSAGE', '--cluster is empty', 'give the etcd endpoints: --cluster http://127.0.0.1:2379')
+    return undefined
+  }
+  const endpoints = urls.split(',').map((u) => u.trim())
+  for (const e of endpoints) {
+    if (!/^https?:\/\/[^/\s]+\/?$/.test(e)) throw new PodctlError('EUSAGE', `invalid --cluster endpoint ${JSON.stringify(e)}: expected http://HOST:PORT or https://HOST:PORT`)
+  }
+  const prefix = g.clusterPrefix.endsWith('/') ? g.clusterPrefix : `${g.clusterPrefix}/`
+  if (!prefix.startsWith('/')) throw new PodctlError('EUSAGE', `invalid --cluster-prefix ${JSON.stringify(g.clusterPrefix)}: it must start with "/"`)
+  return {
+    endpoints,
+    prefix,
+    ...(g.clusterCacert === undefined ? {} : { caCert: g.clusterCacert }),
+    ...(g.clusterCert === undefined ? {} : { cert: g.clusterCert }),
+    ...(g.clusterKey === undefined ? {} : { key: g.clusterKey }),
+    ...(process.env.PODCTL_CLUSTER_USER ? { user: process.env.PODCTL_CLUSTER_USER, password: process.env.PODCTL_CLUSTER_PASSWORD ?? '' } : {}),
+  }
+}
+
+/** This node's name in the fleet: --node, $PODCTL_NODE, or the hostname. */
+export const nodeOf = (cmd: Command): string => {
+  const name = (cmd.optsWithGlobals() as ClusterGlobals).node ?? process.env.PODCTL_NODE ?? os.hostname()
+  if (!NAME_RE.test(name)) throw new PodctlError('EUSAGE', `invalid node name ${JSON.stringify(name)}: 1 to 63 characters of a-z, 0-9 and "-", starting with a letter or digit`, 'name it with --node NAME')
+  return name
+}
 
 /**
  * The data dir a command works on (CONTRACT §1 resolution order), checked

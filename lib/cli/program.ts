@@ -14,6 +14,7 @@ import { controller } from './commands/controller.js'
 import { gc } from './commands/gc.js'
 import { list } from './commands/list.js'
 import { logs } from './commands/logs.js'
+import { node } from './commands/node.js'
 import { prepare } from './commands/prepare.js'
 import { rm } from './commands/rm.js'
 import { runPrepared } from './commands/run-prepared.js'
@@ -27,7 +28,7 @@ import { addGlobalOptions, parseDurations } from './options.js'
 import { podctlVersion } from './version-info.js'
 
 /** In the order `podctl --help` lists them. */
-const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, inspect, stop, logs, rm, gc, app, catManifest, volume, controller, version]
+const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, inspect, stop, logs, rm, gc, app, catManifest, volume, controller, node, version]
 
 /** Builds the program. exitOverride and the output settings are set before the commands, which copy them. */
 export const buildProgram = (ctx: Context): Command => {

@@ -4,6 +4,7 @@ import { ProvisionController, type GcRunner } from '../../controller/controller.
 import { PodctlError, oneLine } from '../../errors.js'
 import { leaseLive, readLease, type Lease } from '../../volume/lease.js'
 import type { ControllerCliOptions } from '../commands/controller.js'
+import type { ClusterOptions } from '../../cluster/client.js'
 import type { Context } from '../context.js'
 import { isJson, toJson } from '../output.js'
 
@@ -27,8 +28,41 @@ const gcInChild: GcRunner = (dataDir, periods) =>
     })
   })
 
+/** The controller's log lines on stderr: text, or one JSON object a line (--log-format). */
+const logger =
+  (ctx: Context, opts: ControllerCliOptions) =>
+  (line: string, time = new Date().toISOString()): void =>
+    ctx.io.err(opts.logFormat === 'json' ? `${JSON.stringify({ time, msg: line })}\n` : `podctl controller: ${time} ${line}\n`)
+
+/**
+ * With --cluster: this node's pods in the fleet's view (fleet.md), for as
+ * long as the controller runs. The node's lease is the controller's
+ * --lease-duration; etcd being away is logged and retried, never fatal.
+ */
+const publishToFleet = async (ctx: Context, dataDir: string, opts: ControllerCliOptions, fleet: { cluster: ClusterOptions; node: string }) => {
+  const { Cluster } = await import('../../cluster/client.js')
+  const { FleetPublisher } = await import('../../controller/fleet.js')
+  const { podctlVersion } = await import('../version-info.js')
+  const log = logger(ctx, opts)
+  const cluster = await Cluster.open(fleet.cluster)
+  const publisher = new FleetPublisher(dataDir, cluster, {
+    node: fleet.node,
+    version: podctlVersion(),
+    ttlS: Math.max(1, Math.round(opts.leaseDuration / 1000)),
+    resyncMs: opts.resync,
+    log,
+  })
+  await publisher.start()
+  return {
+    stop: async (): Promise<void> => {
+      await publisher.stop()
+      cluster.close()
+    },
+  }
+}
+
 /** Runs the controller in the foreground until SIGTERM or SIGINT (exit 0), or one pass with --once. */
-export const runController = async (ctx: Context, dataDir: string, opts: ControllerCliOptions): Promise<void> => {
+export const runController = async (ctx: Context, dataDir: string, opts: ControllerCliOptions, fleet?: { cluster: ClusterOptions; node: string }): Promise<void> => {
   if (opts.renewDeadline >= opts.leaseDuration) {
     throw new PodctlError('EUSAGE', `--renew-deadline (${opts.renewDeadline} ms) must be shorter than --lease-duration (${opts.leaseDuration} ms)`, 'a leader must stop working before its lease can run out')
   }
@@ -55,13 +89,15 @@ export const runController = async (ctx: Context, dataDir: string, opts: Control
     once: opts.once === true,
     gcRunner: gcInChild,
     ...(metrics ? { metrics } : {}),
-    log: (line, time) => ctx.io.err(opts.logFormat === 'json' ? `${JSON.stringify({ time, msg: line })}\n` : `podctl controller: ${time} ${line}\n`),
+    log: logger(ctx, opts),
   })
   let running = true
   const server = metrics ? await (await import('../../controller/metrics.js')).serveMetrics(metrics, opts.metricsAddress!, opts.metricsPath, () => running) : undefined
+  const publisher = fleet === undefined ? undefined : await publishToFleet(ctx, dataDir, opts, fleet)
   try {
     await c.run(stop.signal)
   } finally {
+    await publisher?.stop()
     running = false
     process.off('SIGTERM', onSignal)
     process.off('SIGINT', onSignal)

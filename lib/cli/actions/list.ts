@@ -10,7 +10,7 @@ import { formatTable, isJson, relativeTime, styleState, toJson, wantsHeader } fr
 
 // created_at is RFC 3339 UTC with a fixed width, so plain string order is
 // time order (and much cheaper than localeCompare over 10,000 pods).
-const byCreation = (a: PodView, b: PodView): number => {
+const byCreation = (a: { created_at: string | null; uuid: string }, b: { created_at: string | null; uuid: string }): number => {
   const x = a.created_at ?? ''
   const y = b.created_at ?? ''
   if (x !== y) return x < y ? -1 : 1
@@ -52,19 +52,23 @@ const parseFilters = (opts: ListOptions): Map<FilterKey, Set<string>> => {
   return wanted
 }
 
-const matches = (v: PodView, wanted: Map<FilterKey, Set<string>>): boolean =>
+/** A pod as list shows it: from this data dir, or from the fleet (with its node). */
+type ListedView = Omit<PodView, 'state'> & { state: string; node?: string }
+
+const matches = (v: ListedView, wanted: Map<FilterKey, Set<string>>): boolean =>
   (!wanted.has('state') || wanted.get('state')!.has(v.state)) &&
   (!wanted.has('name') || wanted.get('name')!.has(v.name ?? '')) &&
   (!wanted.has('app') || v.apps.some((a) => wanted.get('app')!.has(a.name)))
 
-const byName = (a: PodView, b: PodView): number => (a.name === b.name ? byCreation(a, b) : a.name === null ? 1 : b.name === null ? -1 : a.name < b.name ? -1 : 1)
-const stateRank = (s: PodState): number => POD_STATES.indexOf(s)
-const byState = (a: PodView, b: PodView): number => stateRank(a.state) - stateRank(b.state) || byCreation(a, b)
+const byName = (a: ListedView, b: ListedView): number => (a.name === b.name ? byCreation(a, b) : a.name === null ? 1 : b.name === null ? -1 : a.name < b.name ? -1 : 1)
+// A fleet's `unknown` (a lost node's pods) sorts last.
+const stateRank = (s: string): number => (POD_STATES as readonly string[]).indexOf(s) >>> 0
+const byState = (a: ListedView, b: ListedView): number => stateRank(a.state) - stateRank(b.state) || byCreation(a, b)
 const SORTS = { created: byCreation, name: byName, state: byState }
 
 /** Lists the pods of `dataDir` as `opts` ask; returns what goes to stdout. */
 export const listOutput = (dataDir: string, opts: ListOptions, colour = false): string | Uint8Array => {
-  if (opts.quiet && opts.format !== 'table') throw new PodctlError('EUSAGE', `--quiet prints UUIDs only: it cannot be used with --format ${opts.format}`)
+  checkQuiet(opts)
   const filters = parseFilters(opts)
   const wanted = (filters.get('state') ?? new Set()) as Set<PodState>
   const pods = dataDirExists(dataDir) ? listPods(dataDir, Include.all) : []
@@ -103,6 +107,27 @@ export const listOutput = (dataDir: string, opts: ListOptions, colour = false): 
     if (v.apps.some((a) => a.state === 'unknown')) reapOrphans(p)
     if (matches(v, filters)) views.push(v)
   }
+  return viewsOutput(views, opts, colour)
+}
+
+const checkQuiet = (opts: ListOptions): void => {
+  if (opts.quiet && opts.format !== 'table') throw new PodctlError('EUSAGE', `--quiet prints UUIDs only: it cannot be used with --format ${opts.format}`)
+}
+
+/** The fleet's pods (`list --cluster`), filtered, sorted and printed as list prints a data dir's, with a NODE column. */
+export const fleetListOutput = (views: ListedView[], opts: ListOptions, colour = false): string => {
+  checkQuiet(opts)
+  const filters = parseFilters(opts)
+  return viewsOutput(
+    views.filter((v) => matches(v, filters)),
+    opts,
+    colour,
+    true,
+  )
+}
+
+/** What list prints of these pods; a NODE column when they come from the fleet. */
+const viewsOutput = (views: ListedView[], opts: ListOptions, colour: boolean, fleet = false): string => {
   views.sort(SORTS[opts.sort ?? 'created'])
   if (opts.quiet) return views.map((v) => `${v.uuid}\n`).join('')
   if (isJson(opts.format)) return toJson(views, opts.format)
@@ -110,11 +135,14 @@ export const listOutput = (dataDir: string, opts: ListOptions, colour = false): 
   const time = (t: string | null): string => (opts.full ? (t ?? '-') : relativeTime(t, now))
   const rows = views.map((v) => [
     opts.full ? v.uuid : v.uuid.slice(0, 8),
+    ...(fleet ? [v.node ?? '-'] : []),
     v.name ?? '-',
     v.apps.map((a) => a.name).join(',') || '-',
     v.state,
     time(v.created_at),
     time(v.started_at),
   ])
-  return formatTable(wantsHeader(opts) ? ['UUID', 'NAME', 'APPS', 'STATE', 'CREATED', 'STARTED'] : undefined, rows, (col, cell) => (col === 3 ? styleState(cell, colour) : cell))
+  const header = ['UUID', ...(fleet ? ['NODE'] : []), 'NAME', 'APPS', 'STATE', 'CREATED', 'STARTED']
+  const stateCol = header.indexOf('STATE')
+  return formatTable(wantsHeader(opts) ? header : undefined, rows, (col, cell) => (col === stateCol ? styleState(cell, colour) : cell))
 }

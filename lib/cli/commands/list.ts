@@ -2,7 +2,7 @@
 import { Option, type Command } from 'commander'
 import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
-import { addFormatOption, addLegendOptions, collect, dataDirOf } from '../options.js'
+import { addFormatOption, addLegendOptions, clusterOf, collect, dataDirOf } from '../options.js'
 import type { LegendOptions } from '../output.js'
 
 export interface ListOptions extends LegendOptions {
@@ -27,6 +27,11 @@ export const list: CommandSpec = {
       .addOption(new Option('--sort <field>', 'order by creation time, name or state').choices(['created', 'name', 'state']).default('created'))
       .option('-q, --quiet', 'print full UUIDs only, one per line')
       .addHelpText('after', '\nExamples:\n  $ podctl list\n  $ podctl ps --filter state=running --filter app=web\n  $ podctl list -q --filter state=exited | xargs podctl rm\n  $ podctl list --state running --format json')
-      .action(async (opts: ListOptions, self: Command) => ctx.io.out(await (await import('../actions/list.js')).listOutput(dataDirOf(self, 'read'), opts, ctx.io.colour)))
+      .action(async (opts: ListOptions, self: Command) => {
+        const cluster = clusterOf(self)
+        // With --cluster: the fleet's pods, as their nodes published them (fleet.md).
+        if (cluster) return (await import('../actions/fleet.js')).listFleet(ctx, cluster, opts)
+        ctx.io.out(await (await import('../actions/list.js')).listOutput(dataDirOf(self, 'read'), opts, ctx.io.colour))
+      })
   },
 }

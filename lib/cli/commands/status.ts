@@ -2,7 +2,8 @@
 import { Option, type Command } from 'commander'
 import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
-import { addFormatOption, dataDirOf } from '../options.js'
+import { PodctlError } from '../../errors.js'
+import { addFormatOption, clusterOf, dataDirOf } from '../options.js'
 
 export interface StatusOptions {
   format: string
@@ -20,9 +21,15 @@ export const status: CommandSpec = {
       .addOption(new Option('--wait [duration]', 'wait until the pod has finished; with a duration (--wait=30s), at most that long, then exit 5'))
       .addOption(new Option('--wait-ready [duration]', 'wait until the pod is ready; with a duration, at most that long, then exit 5'))
       .addHelpText('after', '\nExamples:\n  $ podctl status 8c3b1f0e\n  $ podctl status 8c3b1f0e --wait=1m --format json')
-      .action(async (uuid: string | undefined, opts: StatusOptions, self: Command) =>
-        (await import('../actions/status.js')).status(ctx, dataDirOf(self, 'read'), uuid, opts),
-      )
+      .action(async (uuid: string | undefined, opts: StatusOptions, self: Command) => {
+        const cluster = clusterOf(self)
+        if (cluster) {
+          if (opts.wait !== undefined || opts.waitReady !== undefined) throw new PodctlError('EUSAGE', '--wait and --wait-ready are for a pod of this node, not with --cluster')
+          if (uuid === undefined) throw new PodctlError('EUSAGE', "missing required argument 'uuid'")
+          return (await import('../actions/fleet.js')).statusFleet(ctx, cluster, uuid, opts)
+        }
+        return (await import('../actions/status.js')).status(ctx, dataDirOf(self, 'read'), uuid, opts)
+      })
   },
 }
 

@@ -1,0 +1,130 @@
+/**
+ * The fleet's store: etcd (v3 API), through the etcd3 client, loaded only
+ * when a command names a cluster (it costs about 90 ms to load, and
+ * without `--cluster` nothing touches the network). Every call has a
+ * deadline, so that a command that needs the fleet fails within 10 s,
+ * naming the endpoints, when etcd is unreachable or has lost its quorum.
+ */
+import fs from 'node:fs'
+import { PodctlError } from '../errors.js'
+
+export interface ClusterOptions {
+  /** Client URLs of the etcd members (`http://127.0.0.1:2379`). */
+  endpoints: string[]
+  /** Every key of podctl's starts with it (`/podctl/`). */
+  prefix: string
+  /** TLS: files of the CA, and of this client's certificate and key. */
+  caCert?: string
+  cert?: string
+  key?: string
+  /** etcd's user/password authentication. */
+  user?: string
+  password?: string
+}
+
+/** How long one call may take before the next member is tried; three tries fit in the 10 s a command may wait. */
+const CALL_DEADLINE_MS = 3_000
+/** What a command waits for etcd at most, retries included. */
+export const COMMAND_DEADLINE_MS = 9_500
+
+// The etcd3 module's types, as far as podctl uses them (it is loaded at run time).
+type Etcd3Module = typeof import('etcd3')
+type Etcd3 = import('etcd3').Etcd3
+export type ClusterLease = import('etcd3').Lease
+
+/** A connection to the fleet's etcd, with podctl's prefix. */
+export class Cluster {
+  readonly options: ClusterOptions
+  readonly #client: Etcd3
+
+  private constructor(options: ClusterOptions, client: Etcd3) {
+    this.options = options
+    this.#client = client
+  }
+
+  /** Connects (lazily: the first call dials); options are checked here. */
+  static async open(options: ClusterOptions): Promise<Cluster> {
+    const { Etcd3 } = (await import('etcd3')) as Etcd3Module
+    const read = (file: string | undefined, what: string): Buffer | undefined => {
+      if (file === undefined) return undefined
+      try {
+        return fs.readFileSync(file)
+      } catch (er) {
+        throw new PodctlError('EUSAGE', `cannot read the ${what} ${file}: ${(er as Error).message}`)
+      }
+    }
+    const ca = read(options.caCert, 'CA certificate (--cluster-cacert)')
+    const cert = read(options.cert, 'client certificate (--cluster-cert)')
+    const key = read(options.key, 'client key (--cluster-key)')
+    if ((cert === undefined) !== (key === undefined)) throw new PodctlError('EUSAGE', '--cluster-cert and --cluster-key go together')
+    const tls = options.endpoints.some((e) => e.startsWith('https://'))
+    const client = new Etcd3({
+      hosts: options.endpoints,
+      dialTimeout: CALL_DEADLINE_MS,
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + CALL_DEADLINE_MS }),
+      ...(tls || ca !== undefined ? { credentials: { rootCertificate: ca as Buffer, ...(cert && key ? { certChain: cert, privateKey: key } : {}) } } : {}),
+      ...(options.user !== undefined ? { auth: { username: options.user, password: options.password ?? '' } } : {}),
+    })
+    return new Cluster(options, client)
+  }
+
+  /** Runs one request, bounded in time; any failure is EFAILED naming the endpoints. */
+  async #call<T>(what: string, fn: (c: Etcd3) => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${COMMAND_DEADLINE_MS / 1000} s`)), COMMAND_DEADLINE_MS)
+    })
+    try {
+      return await Promise.race([fn(this.#client), timeout])
+    } catch (er) {
+      throw this.#unreachable(what, er)
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  #unreachable(what: string, er: unknown): PodctlError {
+    const why = (er instanceof Error ? er.message : String(er)).split('\n')[0]!
+    return new PodctlError(
+      'EFAILED',
+      `cannot ${what}: etcd at ${this.options.endpoints.join(', ')} did not answer (${why})`,
+      'check --cluster (or PODCTL_CLUSTER) and that etcd runs and has its quorum: etcdctl endpoint health',
+    )
+  }
+
+  /** The keys under `prefix + sub` and their values, the prefix taken off the keys. */
+  async list(sub: string): Promise<Map<string, string>> {
+    const all = await this.#call(`read ${this.options.prefix}${sub}`, (c) => c.getAll().prefix(this.options.prefix + sub).strings())
+    const out = new Map<string, string>()
+    for (const [k, v] of Object.entries(all)) out.set(k.slice(this.options.prefix.length), v)
+    return out
+  }
+
+  async put(key: string, value: string, lease?: ClusterLease): Promise<void> {
+    await this.#call(`write ${this.options.prefix}${key}`, (c) => (lease ?? c).put(this.options.prefix + key).value(value).exec())
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.#call(`delete ${this.options.prefix}${key}`, (c) => c.delete().key(this.options.prefix + key).exec())
+  }
+
+  async deletePrefix(sub: string): Promise<void> {
+    await this.#call(`delete ${this.options.prefix}${sub}`, (c) => c.delete().prefix(this.options.prefix + sub).exec())
+  }
+
+  /**
+   * A lease of `ttlS` seconds, kept alive by the client until revoked;
+   * `onLost` is told when it could not be renewed in time (etcd
+   * unreachable, or the lease expired meanwhile).
+   */
+  async lease(ttlS: number, onLost: (why: string) => void): Promise<ClusterLease> {
+    const lease = this.#client.lease(ttlS, { autoKeepAlive: true })
+    lease.on('lost', (er: Error) => onLost(er.message))
+    await this.#call('grant a lease', () => lease.grant())
+    return lease
+  }
+
+  close(): void {
+    this.#client.close()
+  }
+}

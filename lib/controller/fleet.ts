@@ -1,0 +1,240 @@
+/**
+ * The fleet view (a node's pods, seen from every node): each cluster
+ * controller registers its node under an etcd lease and publishes a
+ * summary of each local pod; any node reads them back.
+ *
+ * Keys, under the cluster prefix:
+ *   nodes/<node>        {"name","version","registered_at"}, bound to the
+ *                       node's lease: present while its controller lives
+ *   node-info/<node>    {"name","version","last_seen"}: stays when the node
+ *                       is lost, for `node list`
+ *   pods/<node>/<uuid>  the pod's JSON (the same as `status --format json`)
+ * Pod keys are not bound to the lease: a node that is lost keeps its pods
+ * in the view, as `unknown` with `node_lost: true`, until it returns (its
+ * own truth replaces them) or `node rm` forgets it.
+ */
+import fs from 'node:fs'
+import type { Cluster, ClusterLease } from '../cluster/client.js'
+import { PodctlError } from '../errors.js'
+import { locksDir, POD_DIRS, stateDirPath } from '../pod/layout.js'
+import { podView, type PodView } from '../pod/view.js'
+import { Include, listPods } from '../pod/walk.js'
+
+/** A pod as the fleet shows it: its JSON, the node it is on, and whether that node is lost. */
+export type FleetPodView = Omit<PodView, 'state'> & { state: PodView['state'] | 'unknown'; node: string; node_lost: boolean }
+
+export interface NodeView {
+  name: string
+  /** When its controller last published (RFC 3339). */
+  last_seen: string | null
+  lost: boolean
+  /** Its pods, counted by state. */
+  pods: Record<string, number>
+  version: string | null
+}
+
+interface NodeInfo {
+  name: string
+  version: string
+  last_seen: string
+}
+
+const parse = <T>(text: string): T | undefined => {
+  try {
+    return JSON.parse(text) as T
+  } catch {
+    return undefined
+  }
+}
+
+/** The nodes whose controllers are alive now. */
+const liveNodes = async (cluster: Cluster): Promise<Set<string>> => new Set([...(await cluster.list('nodes/')).keys()].map((k) => k.slice('nodes/'.length)))
+
+/** Every pod of the fleet; a lost node's pods are `unknown`, with `node_lost`. */
+export const fleetPods = async (cluster: Cluster): Promise<FleetPodView[]> => {
+  const [live, pods] = await Promise.all([liveNodes(cluster), cluster.list('pods/')])
+  const out: FleetPodView[] = []
+  for (const [key, value] of pods) {
+    const node = key.split('/')[1]!
+    const v = parse<PodView>(value)
+    if (v === undefined) continue // not podctl's: left alone
+    const lost = !live.has(node)
+    out.push({ ...v, ...(lost ? { state: 'unknown' as const } : {}), node, node_lost: lost })
+  }
+  return out
+}
+
+/** The fleet's nodes: those alive, and those that published pods or info before. */
+export const fleetNodes = async (cluster: Cluster): Promise<NodeView[]> => {
+  const [live, info, pods] = await Promise.all([liveNodes(cluster), cluster.list('node-info/'), fleetPods(cluster)])
+  const nodes = new Map<string, NodeView>()
+  const node = (name: string): NodeView => {
+    let n = nodes.get(name)
+    if (n === undefined) nodes.set(name, (n = { name, last_seen: null, lost: !live.has(name), pods: {}, version: null }))
+    return n
+  }
+  for (const name of live) node(name)
+  for (const [key, value] of info) {
+    const i = parse<NodeInfo>(value)
+    const n = node(key.slice('node-info/'.length))
+    if (i !== undefined) Object.assign(n, { last_seen: i.last_seen, version: i.version })
+  }
+  for (const p of pods) node(p.node).pods[p.state] = (node(p.node).pods[p.state] ?? 0) + 1
+  return [...nodes.values()].sort((a, b) => (a.name < b.name ? -1 : 1))
+}
+
+/** Forgets a lost node: its pods and its info. A node whose controller lives is refused (exit 4). */
+export const removeNode = async (cluster: Cluster, name: string): Promise<void> => {
+  if ((await liveNodes(cluster)).has(name)) {
+    throw new PodctlError('EBADSTATE', `node ${name} is alive: its controller publishes its pods`, `stop its controller first (on ${name}), or wait until its lease has expired`)
+  }
+  const known = (await cluster.list(`node-info/${name}`)).size > 0 || (await cluster.list(`pods/${name}/`)).size > 0
+  if (!known) throw new PodctlError('ENOPOD', `no node named ${JSON.stringify(name)} in the fleet`, 'see podctl node list --cluster …')
+  await cluster.deletePrefix(`pods/${name}/`)
+  await cluster.delete(`node-info/${name}`)
+}
+
+export interface PublisherOptions {
+  node: string
+  version: string
+  /** The node's lease (s): its pods show as lost this long after its controller died. */
+  ttlS: number
+  /** A full republish at least this often (ms), besides the changes seen by watching the state dirs. */
+  resyncMs: number
+  log: (message: string) => void
+}
+
+/** How long after a change in a state dir the pods are published: changes come in bursts (a rename, then a record). */
+const DEBOUNCE_MS = 100
+
+/**
+ * Publishes a node's pods to the fleet for a controller: registers the
+ * node under a lease, publishes every pod whose JSON changed (watching
+ * the state dirs, so that a pod's move is seen within a second; all of
+ * them at least every resync), removes the pods that are gone, and
+ * registers again (republishing everything) when etcd comes back after
+ * the lease was lost.
+ */
+export class FleetPublisher {
+  readonly #dataDir: string
+  readonly #cluster: Cluster
+  readonly #opts: PublisherOptions
+  /** What etcd has for each local pod, as published: JSON text by UUID. */
+  #published = new Map<string, string>()
+  #lease: ClusterLease | undefined
+  #watchers: fs.FSWatcher[] = []
+  #timers: NodeJS.Timeout[] = []
+  #pending: NodeJS.Timeout | undefined
+  #running: Promise<void> | undefined
+  #again = false
+  #stopped = false
+  #lastInfo = 0
+
+  constructor(dataDir: string, cluster: Cluster, opts: PublisherOptions) {
+    this.#dataDir = dataDir
+    this.#cluster = cluster
+    this.#opts = opts
+  }
+
+  async start(): Promise<void> {
+    // A pod moves between state dirs, or its lock comes and goes (a running
+    // pod that exits stays in run/): either is a change of its state.
+    for (const dir of [...POD_DIRS.map((d) => stateDirPath(this.#dataDir, d)), locksDir(this.#dataDir)]) {
+      try {
+        const w = fs.watch(dir, { persistent: false }, () => this.#soon())
+        w.on('error', () => undefined) // a state dir removed: the resync still covers it
+        this.#watchers.push(w)
+      } catch {
+        // no such dir yet: the resync covers it
+      }
+    }
+    this.#timers.push(setInterval(() => this.#soon(), this.#opts.resyncMs))
+    this.#soon()
+  }
+
+  /** Stops publishing; the node's lease is revoked, so the fleet sees it lost at once. */
+  async stop(): Promise<void> {
+    this.#stopped = true
+    for (const w of this.#watchers) w.close()
+    for (const t of this.#timers) clearInterval(t)
+    clearTimeout(this.#pending)
+    await this.#running?.catch(() => undefined)
+    try {
+      await this.#lease?.revoke()
+    } catch {
+      // etcd gone: the lease expires by itself
+    }
+  }
+
+  #soon(): void {
+    if (this.#stopped || this.#pending !== undefined) return
+    this.#pending = setTimeout(() => {
+      this.#pending = undefined
+      void this.#publishOnce()
+    }, DEBOUNCE_MS)
+  }
+
+  /** One publish at a time; a change seen meanwhile gets one more. */
+  async #publishOnce(): Promise<void> {
+    if (this.#running !== undefined) {
+      this.#again = true
+      return
+    }
+    this.#running = this.#publish()
+      .catch((er: unknown) => {
+        this.#opts.log(`fleet: ${(er as Error).message}; trying again in ${Math.round(this.#opts.resyncMs / 1000)}s`)
+      })
+      .finally(() => {
+        this.#running = undefined
+        if (this.#again && !this.#stopped) {
+          this.#again = false
+          this.#soon()
+        }
+      })
+    await this.#running
+  }
+
+  async #register(): Promise<void> {
+    const node = this.#opts.node
+    const lease = await this.#cluster.lease(this.#opts.ttlS, (why) => {
+      if (this.#stopped || this.#lease !== lease) return
+      this.#opts.log(`fleet: node ${node}'s lease is lost (${why}); registering again`)
+      this.#lease = undefined
+      this.#published.clear() // etcd may have lost nothing, but republishing all is what makes sure
+      this.#soon()
+    })
+    await this.#cluster.put(`nodes/${node}`, JSON.stringify({ name: node, version: this.#opts.version, registered_at: new Date().toISOString() }), lease)
+    this.#lease = lease
+    // What etcd holds for this node from before (a restart): compared, so that pods gone meanwhile are removed.
+    this.#published = new Map([...(await this.#cluster.list(`pods/${node}/`))].map(([k, v]) => [k.slice(`pods/${node}/`.length), v]))
+    this.#opts.log(`fleet: node ${node} registered (lease ${this.#opts.ttlS}s)`)
+  }
+
+  async #publish(): Promise<void> {
+    if (this.#lease === undefined) await this.#register()
+    const node = this.#opts.node
+    const now = new Map<string, string>()
+    for (const pod of listPods(this.#dataDir, Include.all)) {
+      try {
+        now.set(pod.uuid, JSON.stringify({ ...podView(pod), node }))
+      } finally {
+        pod.close()
+      }
+    }
+    for (const [uuid, json] of now) {
+      if (this.#published.get(uuid) === json) continue
+      await this.#cluster.put(`pods/${node}/${uuid}`, json)
+      this.#published.set(uuid, json)
+    }
+    for (const uuid of [...this.#published.keys()]) {
+      if (now.has(uuid)) continue
+      await this.#cluster.delete(`pods/${node}/${uuid}`)
+      this.#published.delete(uuid)
+    }
+    if (Date.now() - this.#lastInfo >= Math.min(this.#opts.resyncMs, 5_000)) {
+      await this.#cluster.put(`node-info/${node}`, JSON.stringify({ name: node, version: this.#opts.version, last_seen: new Date().toISOString() }))
+      this.#lastInfo = Date.now()
+    }
+  }
+}
+
