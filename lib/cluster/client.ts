@@ -27,6 +27,24 @@ const CALL_DEADLINE_MS = 3_000
 /** What a command waits for etcd at most, retries included. */
 export const COMMAND_DEADLINE_MS = 9_500
 
+/**
+ * gRPC names the TLS server by the endpoint's host, and Node warns on
+ * stderr (DEP0123) for every connection whose host is an IP address,
+ * which etcd endpoints usually are. The certificate is still checked
+ * against the IP (its subjectAltName); only the warning is dropped.
+ */
+let quieted = false
+const quietIpServerName = (): void => {
+  if (quieted) return
+  quieted = true
+  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void
+  process.emitWarning = ((...args: unknown[]) => {
+    const code = typeof args[1] === 'object' && args[1] !== null ? (args[1] as { code?: string }).code : args[2]
+    if (code === 'DEP0123') return
+    emit(...args)
+  }) as typeof process.emitWarning
+}
+
 // The etcd3 module's types, as far as podctl uses them (it is loaded at run time).
 type Etcd3Module = typeof import('etcd3')
 type Etcd3 = import('etcd3').Etcd3
@@ -44,6 +62,7 @@ export class Cluster {
 
   /** Connects (lazily: the first call dials); options are checked here. */
   static async open(options: ClusterOptions): Promise<Cluster> {
+    quietIpServerName()
     const { Etcd3 } = (await import('etcd3')) as Etcd3Module
     const read = (file: string | undefined, what: string): Buffer | undefined => {
       if (file === undefined) return undefined
@@ -84,11 +103,18 @@ export class Cluster {
   }
 
   #unreachable(what: string, er: unknown): PodctlError {
-    const why = (er instanceof Error ? er.message : String(er)).split('\n')[0]!
+    const why = (er instanceof Error ? er.message : String(er))
+      .split('\n')[0]!
+      .replace(/[.\s]*Resolution note:\s*$/, '')
+    const where = this.options.endpoints.join(', ')
+    // etcd answered, and said no (a bad password, a permission): not a matter of reaching it.
+    if (er instanceof Error && /auth|permission|user name|password/i.test(`${er.name} ${why}`)) {
+      return new PodctlError('EFAILED', `cannot ${what}: etcd at ${where} refused podctl (${why})`, 'check PODCTL_CLUSTER_USER and PODCTL_CLUSTER_PASSWORD, and the user\'s role in etcd')
+    }
     return new PodctlError(
       'EFAILED',
-      `cannot ${what}: etcd at ${this.options.endpoints.join(', ')} did not answer (${why})`,
-      'check --cluster (or PODCTL_CLUSTER) and that etcd runs and has its quorum: etcdctl endpoint health',
+      `cannot ${what}: etcd at ${where} did not answer (${why})`,
+      'check --cluster (or PODCTL_CLUSTER), the TLS files (--cluster-cacert, --cluster-cert, --cluster-key), and that etcd runs and has its quorum: etcdctl endpoint health',
     )
   }
 
