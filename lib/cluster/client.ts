@@ -24,6 +24,8 @@ export interface ClusterOptions {
 
 /** How long one call may take before the next member is tried; three tries fit in the 10 s a command may wait. */
 const CALL_DEADLINE_MS = 3_000
+/** Keys per read: pods' summaries are about 0.7 KB, so a page is well under gRPC's 4 MiB. */
+const LIST_PAGE = 2_000
 /** What a command waits for etcd at most, retries included. */
 export const COMMAND_DEADLINE_MS = 9_500
 
@@ -118,12 +120,29 @@ export class Cluster {
     )
   }
 
-  /** The keys under `prefix + sub` and their values, the prefix taken off the keys. */
+  /**
+   * The keys under `prefix + sub` and their values, the prefix taken off
+   * the keys. Read in pages of LIST_PAGE keys, all at the revision of the
+   * first page (one consistent picture): one response for a fleet of
+   * 10,000 pods (6.6 MB) is over gRPC's 4 MiB limit on a message.
+   */
   async list(sub: string): Promise<Map<string, string>> {
-    const all = await this.#call(`read ${this.options.prefix}${sub}`, (c) => c.getAll().prefix(this.options.prefix + sub).strings())
-    const out = new Map<string, string>()
-    for (const [k, v] of Object.entries(all)) out.set(k.slice(this.options.prefix.length), v)
-    return out
+    return this.#call(`read ${this.options.prefix}${sub}`, async (c) => {
+      const { Range } = (await import('etcd3')) as Etcd3Module
+      const all = Range.prefix(this.options.prefix + sub)
+      const out = new Map<string, string>()
+      let start = all.start
+      let revision: string | undefined
+      for (;;) {
+        const q = c.getAll().inRange(new Range(start, all.end)).limit(LIST_PAGE).sort('Key', 'Ascend')
+        const page = await (revision === undefined ? q : q.revision(revision)).exec()
+        revision ??= page.header.revision
+        for (const kv of page.kvs) out.set(kv.key.toString('utf8').slice(this.options.prefix.length), kv.value.toString('utf8'))
+        if (!page.more || page.kvs.length === 0) return out
+        // The next page starts just after the last key of this one.
+        start = Buffer.concat([page.kvs[page.kvs.length - 1]!.key, Buffer.from([0])])
+      }
+    })
   }
 
   async put(key: string, value: string, lease?: ClusterLease): Promise<void> {
