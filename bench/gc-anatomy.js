@@ -100,6 +100,11 @@ const diskstats = () => {
   return line ? { reads: Number(line[3]), writes: Number(line[7]), discards: Number(line[14] ?? 0) } : undefined
 }
 
+if (!fs.statSync(BASE, { throwIfNoEntry: false })?.isDirectory()) {
+  console.error(`gc-anatomy: --base ${BASE} is not a directory; give one where the populations may be built (default: ${os.tmpdir()})`)
+  process.exit(2)
+}
+
 const names = Object.keys(VARIANTS).filter((n) => !ONLY || ONLY.split('|').some((o) => n.startsWith(o)))
 const base = fs.mkdtempSync(path.join(BASE, 'podctl-gc-anatomy-'))
 const times = Object.fromEntries(names.map((n) => [n, []]))
