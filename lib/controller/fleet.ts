@@ -196,13 +196,16 @@ export class FleetPublisher {
 
   async #register(): Promise<void> {
     const node = this.#opts.node
+    // Set once granted: a grant that fails reports 'lost' too, before there is a lease to compare.
+    let granted: ClusterLease | undefined
     const lease = await this.#cluster.lease(this.#opts.ttlS, (why) => {
-      if (this.#stopped || this.#lease !== lease) return
+      if (this.#stopped || granted === undefined || this.#lease !== granted) return
       this.#opts.log(`fleet: node ${node}'s lease is lost (${why}); registering again`)
       this.#lease = undefined
       this.#published.clear() // etcd may have lost nothing, but republishing all is what makes sure
       this.#soon()
     })
+    granted = lease
     await this.#cluster.put(`nodes/${node}`, JSON.stringify({ name: node, version: this.#opts.version, registered_at: new Date().toISOString() }), lease)
     this.#lease = lease
     // What etcd holds for this node from before (a restart): compared, so that pods gone meanwhile are removed.

@@ -142,3 +142,18 @@ t.test('fleet commands need --cluster; a bad endpoint is exit 2', async (t) => {
   t.equal(refused.status, 1, 'nothing listens there: exit 1')
   t.match(refused.stderr, /etcd at http:\/\/127\.0\.0\.1:1 did not answer/)
 })
+
+t.test('a cluster controller whose etcd is away works on, and says why it cannot publish', async (t) => {
+  const dir = dataDir(t)
+  const env = { ...process.env }
+  delete env.PODCTL_CLUSTER
+  const c = startPodctl(t, dir, ['--cluster', 'http://127.0.0.1:1', '--node', 'away', 'controller', '--resync', '1s'], { env })
+  let stderr = ''
+  c.child.stderr?.on('data', (s: Buffer) => (stderr += String(s)))
+  await pollUntil('the fleet error twice', () => (stderr.match(/fleet: cannot grant a lease: etcd at http:\/\/127\.0\.0\.1:1 did not answer/g) ?? []).length >= 2, { intervalMs: 100, polls: 100 })
+  t.notMatch(stderr, /before initialization|TypeError|ReferenceError/, 'the real reason, not a bug of podctl')
+  const status = podctl(dir, ['controller', 'status', '--format', 'json'], { env })
+  t.equal((JSON.parse(status.stdout) as { alive: boolean }).alive, true, 'the controller leads its data dir all the same')
+  c.child.kill('SIGTERM')
+  t.equal((await c.done).status, 0, 'and exits 0 on SIGTERM')
+})
