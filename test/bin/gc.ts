@@ -284,6 +284,7 @@ t.test('a pod that a removal thread cannot delete fails alone; the others are de
   t.equal(r.status, 1, 'exit 1: one pod could not be handled')
   t.match(r.stderr, new RegExp(`${stuck}: .*on another file system`), 'the failure names the pod and why')
   t.notMatch(r.stderr, STACK_RE, 'no stack trace')
+  t.match(r.stderr, '{"error":{"code":"EFAILED","message":"gc could not handle 1 entry"}}', 'one entry, in the singular')
   const v = JSON.parse(r.stdout) as GcJson
   t.strictSame([...v.deleted].sort(), uuids.filter((u) => u !== stuck).sort(), 'every other pod deleted')
   t.equal(whereIs(dir, stuck), 'exited-garbage', 'the stuck pod stays garbage, with what gc could not delete')

@@ -33,6 +33,6 @@ export const gc = async (ctx: Context, dataDir: string, opts: GcCliOptions): Pro
   }
   if (result.failed.length > 0) {
     ctx.state.exitCode = 1
-    if (json) ctx.io.err(`${JSON.stringify({ error: { code: 'EFAILED', message: `gc could not handle ${result.failed.length} entries` } })}\n`)
+    if (json) ctx.io.err(`${JSON.stringify({ error: { code: 'EFAILED', message: `gc could not handle ${result.failed.length} ${result.failed.length === 1 ? 'entry' : 'entries'}` } })}\n`)
   }
 }
