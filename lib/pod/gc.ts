@@ -144,7 +144,7 @@ export const gc = async (dataDir: string, opts: GcOptions): Promise<GcResult> =>
       pod.remove(opts.beforeDelete)
       return 'deleted'
     }
-    return pod.removeWith((p) => pool.remove(p), opts.beforeDelete).then(() => 'deleted' as const)
+    return pod.removeIn(pool, opts.beforeDelete).then(() => 'deleted' as const)
   }
 
   // Mark, and with a zero grace period delete in the same lock hold.

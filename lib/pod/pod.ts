@@ -13,6 +13,7 @@ import { v4 as uuidv4 } from 'uuid'
 import { ErrImmutable, PodChangedStateError, PodctlError, bug, errnoCode } from '../errors.js'
 import { checkReplaceable, syncDir, writeFileAtomic, writeUserFileAtomic } from '../fs/atomic.js'
 import { DIR_MODE } from '../fs/modes.js'
+import type { RemovePool } from '../fs/remove-pool.js'
 import { removeTree } from '../fs/remove-tree.js'
 import { acquireLockAt, type HeldLock } from '../lock/lock.js'
 import { POD_DIRS, checkLayout, dataDirExists, ensureDataDir, isPodUUID, podPath, stateDirPath, type PodDir } from './layout.js'
@@ -276,12 +277,13 @@ export class Pod {
   }
 
   /**
-   * remove(), with the tree removed by `removeTree` (gc's worker threads:
-   * lib/fs/remove-pool.ts). The lock is held until it resolves.
+   * remove(), with the tree removed by one of `pool`'s threads (gc:
+   * lib/fs/remove-pool.ts), which run the same safe removeTree. The lock
+   * is held until the tree is gone.
    */
-  async removeWith(removeTree: (path: string) => Promise<void>, beforeDelete?: BeforeDelete): Promise<void> {
+  async removeIn(pool: RemovePool, beforeDelete?: BeforeDelete): Promise<void> {
     this.#beforeRemove(beforeDelete)
-    await removeTree(this.path)
+    await pool.remove(this.path)
     this.#removed = true
     this.close()
   }
