@@ -16,11 +16,11 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   lock: ['base', 'fs', 'proc'],
   cluster: ['base'], // lib/cluster/: the etcd client of fleets
   pod: ['base', 'fs', 'proc', 'lock'],
-  volume: ['base', 'fs', 'proc', 'lock', 'pod'],
-  run: ['base', 'fs', 'proc', 'lock', 'pod', 'volume'],
+  volume: ['base', 'fs', 'proc', 'lock', 'pod', 'cluster'],
+  run: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'cluster'],
   controller: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'cluster'],
   cli: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'run', 'controller', 'cluster'],
-  library: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'run', 'controller'], // lib/index.ts
+  library: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'run', 'controller', 'cluster'], // lib/index.ts
   build: [], // lib/build/: the bundler and its shims
 }
 

@@ -6,6 +6,7 @@
 import { Option, type Command } from 'commander'
 import os from 'node:os'
 import type { ClusterOptions } from '../cluster/client.js'
+import type { FleetRef } from '../volume/fleet-store.js'
 import { PodctlError } from '../errors.js'
 import { NAME_RE } from '../pod/manifest.js'
 import { parseNonNegativeDuration } from '../duration.js'
@@ -65,6 +66,12 @@ export const clusterOf = (cmd: Command): ClusterOptions | undefined => {
     ...(g.clusterKey === undefined ? {} : { key: g.clusterKey }),
     ...(process.env.PODCTL_CLUSTER_USER ? { user: process.env.PODCTL_CLUSTER_USER, password: process.env.PODCTL_CLUSTER_PASSWORD ?? '' } : {}),
   }
+}
+
+/** The fleet and this node's name in it, when the command names a fleet (`--cluster`). */
+export const fleetOf = (cmd: Command): FleetRef | undefined => {
+  const cluster = clusterOf(cmd)
+  return cluster ? { cluster, node: nodeOf(cmd) } : undefined
 }
 
 /** This node's name in the fleet: --node, $PODCTL_NODE, or the hostname. */

@@ -52,6 +52,23 @@ type Etcd3Module = typeof import('etcd3')
 type Etcd3 = import('etcd3').Etcd3
 export type ClusterLease = import('etcd3').Lease
 
+/** A value with its revisions: the mod revision is what a compare-and-swap compares. */
+export interface Versioned {
+  value: string
+  modRevision: string
+  createRevision: string
+}
+
+/**
+ * What a transaction requires: the key's mod revision (or its create
+ * revision, which a lock's holder keeps) equals the one seen; '0' means
+ * the key must not exist.
+ */
+export type Guard = { key: string; mod: string } | { key: string; created: string }
+
+/** What a transaction writes when its guards hold. */
+export type Write = { put: string; value: string; lease?: ClusterLease } | { delete: string }
+
 /** A connection to the fleet's etcd, with podctl's prefix. */
 export class Cluster {
   readonly options: ClusterOptions
@@ -143,6 +160,73 @@ export class Cluster {
         start = Buffer.concat([page.kvs[page.kvs.length - 1]!.key, Buffer.from([0])])
       }
     })
+  }
+
+  /** The key's value and revisions, or undefined when there is none. */
+  async get(key: string): Promise<Versioned | undefined> {
+    return this.#call(`read ${this.options.prefix}${key}`, async (c) => {
+      const r = await c.get(this.options.prefix + key).exec()
+      const kv = r.kvs[0]
+      return kv === undefined ? undefined : { value: kv.value.toString('utf8'), modRevision: kv.mod_revision, createRevision: kv.create_revision }
+    })
+  }
+
+  /**
+   * One transaction: the writes happen, all of them, only if every guard
+   * holds at once (etcd's Txn: If(compares) Then(ops)). Whether they did.
+   * A call that timed out may still have been applied: callers read again
+   * before they decide anything on it.
+   */
+  async commit(guards: Guard[], writes: Write[]): Promise<boolean> {
+    return this.#call(`write ${writes.map((w) => ('put' in w ? w.put : w.delete)).join(', ')}`, async (c) => {
+      const p = this.options.prefix
+      let txn: import('etcd3').ComparatorBuilder | undefined
+      for (const g of guards) {
+        const [column, rev] = 'mod' in g ? (['Mod', g.mod] as const) : (['Create', g.created] as const)
+        txn = txn === undefined ? c.if(p + g.key, column, '==', rev) : txn.and(p + g.key, column, '==', rev)
+      }
+      txn ??= c.if(p, 'Version', '>', -1) // no guard: always true
+      const ops = writes.map((w) => ('put' in w ? (w.lease ?? c).put(p + w.put).value(w.value) : c.delete().key(p + w.delete)))
+      const r = await txn.then(...ops).commit()
+      return r.succeeded
+    })
+  }
+
+  /**
+   * A lease of `ttlS` seconds that this process renews itself
+   * (`keepAlive`), so that it knows when it last could: a holder that has
+   * not renewed for a while stops acting before etcd can give away what
+   * the lease holds.
+   */
+  async grantLease(ttlS: number): Promise<{ lease: ClusterLease; id: string; keepAlive: () => Promise<void>; revoke: () => Promise<void> }> {
+    const lease = this.#client.lease(ttlS, { autoKeepAlive: false })
+    lease.on('lost', () => {}) // told by keepAlive's failure instead
+    const id = await this.#call('grant a lease', () => lease.grant())
+    return {
+      lease,
+      id,
+      keepAlive: async () => {
+        const r = await this.#call('renew a lease', () => lease.keepaliveOnce())
+        if (Number(r.TTL) <= 0) throw new PodctlError('EFAILED', `the etcd lease ${id} has expired`)
+      },
+      revoke: () => this.#call('revoke a lease', () => lease.revoke()),
+    }
+  }
+
+  /**
+   * Calls `onChange` with the key (prefix off) of every change under
+   * `prefix + sub` until the returned function is called. The watch
+   * connects in the background and the client re-makes it when it
+   * breaks: etcd being away delays it, and callers relist now and then
+   * for what it missed.
+   */
+  watch(sub: string, onChange: (key: string, deleted: boolean) => void): () => Promise<void> {
+    const p = this.options.prefix
+    const w = this.#client.watch().prefix(p + sub).watcher()
+    w.on('put', (kv) => onChange(kv.key.toString('utf8').slice(p.length), false))
+    w.on('delete', (kv) => onChange(kv.key.toString('utf8').slice(p.length), true))
+    w.on('error', () => {})
+    return () => w.cancel()
   }
 
   async put(key: string, value: string, lease?: ClusterLease): Promise<void> {

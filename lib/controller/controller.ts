@@ -14,22 +14,17 @@
  * timer. A claim's lock is held for its whole sync: a claim another
  * process works on is put back for later, never waited for.
  */
-import fs from 'node:fs'
 import { isPodctlError } from '../errors.js'
 import { gc } from '../pod/gc.js'
 import { isoTime } from '../pod/record.js'
 import { LockBusyError } from '../lock/lock.js'
-import { syncClaim, reclaimVolume, releasedVolumes, defaultIdentity, DEFAULT_FAILED_THRESHOLD, type BinderOptions } from '../volume/binder.js'
-import { listClaims } from '../volume/claims.js'
+import { defaultIdentity, DEFAULT_FAILED_THRESHOLD, type BinderOptions } from '../volume/binder.js'
 import type { VolumeClass } from '../volume/classes.js'
-import { volumesRoot } from '../volume/layout.js'
-import { releaseLease, tryAcquireOrRenew } from '../volume/lease.js'
-import { objectsDir } from '../volume/objects.js'
-import { readVolume } from '../volume/persistent.js'
-import { CLAIM } from '../volume/claims.js'
 import { tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { provisionerOf, type Provisioner } from '../volume/provisioner.js'
+import { fileElection, type LeaderElection } from './leader.js'
 import type { ControllerMetrics } from './metrics.js'
+import { dataDirStore, type ControllerStore } from './stores.js'
 import { WorkQueue } from './queue.js'
 
 /** The seed's option functions, as fields. */
@@ -58,9 +53,15 @@ export interface ControllerOptions {
   gcRunner?: GcRunner
   /** One pass over everything, then return. */
   once?: boolean
+  /** gc whether leading or not: in a fleet each node collects its own pods, and only claims have one leader. */
+  gcOnEveryNode?: boolean
   metrics?: ControllerMetrics
   /** What the controller does, one line each (the CLI prints them on stderr). */
   log?: (line: string, time: string) => void
+  /** Where claims and volumes are: the data dir's (default) or the fleet's. */
+  store?: ControllerStore
+  /** How the leader is chosen: the data dir's lease file (default) or the fleet's etcd lease. */
+  election?: LeaderElection
 }
 
 const DEFAULTS = {
@@ -82,7 +83,7 @@ const gcInProcess: GcRunner = async (dataDir, periods) => {
   return { marked: r.marked.length, deleted: r.deleted.length }
 }
 
-type Settings = Required<Omit<ControllerOptions, 'metrics' | 'log' | 'identity' | 'gcRunner'>> & Pick<ControllerOptions, 'metrics' | 'log'>
+type Settings = Required<Omit<ControllerOptions, 'metrics' | 'log' | 'identity' | 'gcRunner' | 'store' | 'election'>> & Pick<ControllerOptions, 'metrics' | 'log'>
 
 export class ProvisionController {
   readonly identity: string
@@ -96,6 +97,8 @@ export class ProvisionController {
   #deleteFailures = new Map<string, number>()
   #gcRunning = false
   readonly #gcRunner: GcRunner
+  readonly #store: ControllerStore
+  readonly #election: LeaderElection
 
   /**
    * `name` and `provisioner`: serve only classes whose provisioner is
@@ -113,8 +116,11 @@ export class ProvisionController {
       failedDeleteThreshold: DEFAULT_FAILED_THRESHOLD,
       leaderElection: true,
       once: false,
+      gcOnEveryNode: false,
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
     } as Settings
+    this.#store = options.store ?? dataDirStore(dataDir)
+    this.#election = options.election ?? fileElection(dataDir, this.identity, this.#opts.leaseDuration, this.#opts.retryPeriod)
     const serves = (cls: VolumeClass): boolean => name === null || cls.provisioner === name
     this.#binder = {
       identity: this.identity,
@@ -138,56 +144,70 @@ export class ProvisionController {
 
   /** Runs until `signal` aborts (SIGTERM): finishes the items in hand, gives up the lease, returns. */
   async run(signal: AbortSignal): Promise<void> {
-    const stopWatch = this.#opts.once ? () => {} : this.#watch()
+    const stopWatch = this.#opts.once ? () => {} : await this.#watch()
     const timers: NodeJS.Timeout[] = []
     try {
       if (this.#opts.once) {
-        if (this.#elect()) {
-          this.#relist()
+        if (await this.#elect()) {
+          await this.#relist()
           await this.#work(signal, true)
         }
         return
       }
-      this.#elect()
-      this.#relist()
-      timers.push(setInterval(() => this.#elect(), this.#opts.retryPeriod))
-      timers.push(setInterval(() => this.#relist(), this.#opts.resyncPeriod))
+      await this.#elect()
+      await this.#relist()
+      timers.push(setInterval(() => void this.#elect(), this.#opts.retryPeriod))
+      timers.push(setInterval(() => void this.#relist(), this.#opts.resyncPeriod))
       // A safety net beside the watch: pending claims are few and cheap to list, and a command may be waiting on one.
-      timers.push(setInterval(() => this.#leading && this.#relistPending(), Math.min(this.#opts.resyncPeriod, 10 * this.#opts.retryPeriod)))
-      if (this.#opts.gcInterval > 0) timers.push(setInterval(() => this.#leading && void this.#gc(), this.#opts.gcInterval))
+      timers.push(setInterval(() => this.#leading && void this.#relistPending(), Math.min(this.#opts.resyncPeriod, 10 * this.#opts.retryPeriod)))
+      if (this.#opts.gcInterval > 0) timers.push(setInterval(() => (this.#leading || this.#opts.gcOnEveryNode) && void this.#gc(), this.#opts.gcInterval))
       await this.#work(signal, false)
     } finally {
       for (const t of timers) clearInterval(t)
       stopWatch()
       if (this.#leading && this.#opts.leaderElection) {
         try {
-          releaseLease(this.#dataDir, this.identity, this.#opts.renewDeadline)
-          this.#log(`released the lease (${this.identity})`)
+          await this.#election.release()
+          this.#log(`released ${this.#election.what} (${this.identity})`)
         } catch (er) {
-          this.#log(`could not release the lease: ${(er as Error).message}`)
+          this.#log(`could not release ${this.#election.what}: ${(er as Error).message}`)
         }
       }
       this.#setLeading(false)
     }
   }
 
-  /** Takes or renews the lease; a leader that could not renew within the renew deadline stops working. */
-  #elect(): boolean {
+  #electing: Promise<boolean> | undefined
+
+  /**
+   * Takes or renews the lead; a leader that could not renew within the
+   * renew deadline stops working. A renewal counts from when it was
+   * asked for, not answered: the store's lease began no later.
+   */
+  #elect(): Promise<boolean> {
+    // One try at a time: a slow store must not stack up tries behind the timer.
+    this.#electing ??= this.#electOnce().finally(() => (this.#electing = undefined))
+    return this.#electing
+  }
+
+  async #electOnce(): Promise<boolean> {
     if (!this.#opts.leaderElection) return this.#setLeading(true)
+    const asked = Date.now()
     try {
-      const lead = tryAcquireOrRenew(this.#dataDir, this.identity, this.#opts.leaseDuration, this.#opts.retryPeriod)
-      if (lead) this.#renewedAt = Date.now()
+      const lead = await this.#election.tryAcquireOrRenew()
+      if (lead) this.#renewedAt = asked
       const gained = lead && !this.#leading
       this.#setLeading(lead)
       if (gained) {
         this.#log(`leading (${this.identity})`)
-        this.#relist()
+        await this.#relist()
       }
       return lead
     } catch (er) {
-      this.#log(`lease: ${(er as Error).message}`)
+      this.#log(`${this.#election.what}: ${(er as Error).message}`)
       if (this.#leading && Date.now() - this.#renewedAt > this.#opts.renewDeadline) {
-        this.#log('could not renew the lease within the renew deadline: stopped working')
+        this.#log(`could not renew ${this.#election.what} within the renew deadline: stopped working`)
+        this.#election.stepDown()
         return this.#setLeading(false)
       }
       return this.#leading
@@ -201,64 +221,41 @@ export class ProvisionController {
     return lead
   }
 
-  /** Still the leader with a lease renewed recently enough to act on. */
-  #mayWork(): boolean {
+  /** Still the leader with a lead renewed recently enough to act on. */
+  async #mayWork(): Promise<boolean> {
     if (!this.#opts.leaderElection || !this.#leading) return this.#leading
-    if (Date.now() - this.#renewedAt > this.#opts.renewDeadline / 2) this.#elect()
+    if (Date.now() - this.#renewedAt > this.#opts.renewDeadline / 2) await this.#elect()
     return this.#leading
   }
 
-  #queueReleased(): void {
+  async #relistPending(): Promise<void> {
     try {
-      for (const v of releasedVolumes(this.#dataDir)) this.#volumes.add(v)
-    } catch (er) {
-      this.#log(`volumes: ${(er as Error).message}`)
-    }
-  }
-
-  #relistPending(): void {
-    try {
-      for (const c of listClaims(this.#dataDir)) if (c.phase === 'pending' && (c.retry_at === null || Date.parse(c.retry_at) <= Date.now())) this.#claims.add(c.name)
+      for (const c of await this.#store.claims()) if (c.phase === 'pending' && (c.retry_at === null || Date.parse(c.retry_at) <= Date.now())) this.#claims.add(c.name)
     } catch (er) {
       this.#log(`relist: ${(er as Error).message}`)
     }
   }
 
-  /** Every claim and released volume into the queue. */
-  #relist(): void {
+  /** Every claim and released volume into the queue; and a node's own housekeeping. */
+  async #relist(): Promise<void> {
     try {
-      for (const c of listClaims(this.#dataDir)) if (c.phase !== 'bound') this.#claims.add(c.name)
-      this.#queueReleased()
+      for (const c of await this.#store.claims()) if (c.phase !== 'bound') this.#claims.add(c.name)
+      for (const v of await this.#store.releasedVolumes()) this.#volumes.add(v)
       this.#opts.metrics?.observePods(this.#dataDir)
+      const done = await this.#store.housekeeping?.()
+      if (done) this.#log(done)
     } catch (er) {
       this.#log(`relist: ${(er as Error).message}`)
     }
   }
 
   /** Reacts to changes of claims and volumes at once; the resync catches what a watch misses. */
-  #watch(): () => void {
-    const watchers: fs.FSWatcher[] = []
-    for (const dir of [objectsDir(this.#dataDir, CLAIM), volumesRoot(this.#dataDir)]) {
-      try {
-        fs.mkdirSync(dir, { recursive: true, mode: 0o750 })
-        const w = fs.watch(dir, (_event, file) => {
-          if (typeof file !== 'string' || file.startsWith('.')) return
-          if (dir === volumesRoot(this.#dataDir)) this.#volumes.add(file)
-          else if (file.endsWith('.json')) {
-            this.#claims.add(file.slice(0, -'.json'.length))
-            // A removed claim released its volume, whose record changed below volumes/<name>/, out of the watch's sight.
-            if (!fs.existsSync(`${dir}/${file}`)) this.#queueReleased()
-          }
-        })
-        w.on('error', () => {}) // the directory went away: the resync carries on
-        watchers.push(w)
-      } catch (er) {
-        this.#log(`watch ${dir}: ${(er as Error).message}; relying on the resync`)
-      }
-    }
-    return () => {
-      for (const w of watchers) w.close()
-    }
+  #watch(): Promise<() => void> {
+    return this.#store.watch(
+      (name) => this.#claims.add(name),
+      (name) => this.#volumes.add(name),
+      (line) => this.#log(line),
+    )
   }
 
   /**
@@ -273,7 +270,7 @@ export class ProvisionController {
 
   async #worker(queue: WorkQueue<string>, handle: (name: string) => Promise<void>, signal: AbortSignal, untilIdle: boolean): Promise<void> {
     while (!signal.aborted) {
-      const name = this.#mayWork() ? queue.next() : undefined
+      const name = (await this.#mayWork()) ? queue.next() : undefined
       if (name === undefined) {
         if (untilIdle && (queue.working === 0 || !this.#leading)) return
         await queue.wait(this.#leading ? Math.min(this.#opts.retryPeriod, queue.nextDueIn() ?? Infinity) : this.#opts.retryPeriod, signal)
@@ -298,7 +295,7 @@ export class ProvisionController {
   }
 
   async #syncClaim(name: string): Promise<void> {
-    const r = await syncClaim(this.#dataDir, name, this.#binder)
+    const r = await this.#store.syncClaim(name, this.#binder)
     const cls = r.claim.class ?? ''
     const m = this.#opts.metrics
     if (r.outcome === 'provisioned' && r.provisionMs !== undefined) {
@@ -322,9 +319,9 @@ export class ProvisionController {
     if (threshold > 0 && failures >= threshold) return
     const started = performance.now()
     // Read before the delete removes the record, and only for the metrics.
-    const cls = { class: this.#opts.metrics ? classOf(this.#dataDir, name) : '' }
+    const cls = { class: this.#opts.metrics ? await this.#store.classOfVolume(name) : '' }
     try {
-      const outcome = await reclaimVolume(this.#dataDir, name, this.#binder)
+      const outcome = await this.#store.reclaimVolume(name, this.#binder)
       this.#deleteFailures.delete(name)
       if (outcome === 'not-released') return
       if (outcome === 'deleted') {
@@ -355,15 +352,6 @@ export class ProvisionController {
     } finally {
       this.#gcRunning = false
     }
-  }
-}
-
-/** The class a volume was provisioned through, for the delete metrics ("" for a static volume, or one gone). */
-const classOf = (dataDir: string, volume: string): string => {
-  try {
-    return readVolume(dataDir, volume).provisioned?.class ?? ''
-  } catch {
-    return ''
   }
 }
 

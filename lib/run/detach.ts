@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { PodctlError, type ErrorCode } from '../errors.js'
 import type { PodManifest } from '../pod/manifest.js'
 import type { Socket } from 'node:net'
+import type { FleetRef } from '../volume/fleet-store.js'
 
 export interface DetachJob {
   dataDir: string
@@ -19,6 +20,8 @@ export interface DetachJob {
   uuidFileSave?: string
   /** How long to wait for a controller to bind the pod's claims (--timeout). */
   claimTimeoutMs?: number
+  /** With --cluster: the fleet whose claims the pod uses. */
+  fleet?: FleetRef
 }
 
 export type DetachReply =

@@ -8,7 +8,9 @@
 import type { PodManifest } from '../pod/manifest.js'
 import { checkUUIDFileSave, writeUUIDToFile, type Pod } from '../pod/pod.js'
 import { createPod, discard } from '../pod/prepare.js'
-import { createManifestClaims, ensureClaimsBound, type EnsureBoundOptions } from '../volume/binder.js'
+import type { EnsureBoundOptions } from '../volume/binder.js'
+import { bindPodClaims, createPodClaims, fleetClaimsOf, withPodFleet } from '../volume/fleet-binder.js'
+import type { FleetStore } from '../volume/fleet-store.js'
 import { checkVolumeSources, setUpPodVolumes, tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { checkOpenFiles } from './budget.js'
 
@@ -19,23 +21,28 @@ export interface NewPodOptions {
   claims?: EnsureBoundOptions
 }
 
-/** Creates the pod, runs `finish` on it, and deletes it again (volumes torn down) if either fails. */
-const create = async (dataDir: string, manifest: PodManifest, opts: NewPodOptions, finish: (pod: Pod) => void | Promise<void>): Promise<Pod> => {
-  if (opts.uuidFileSave !== undefined) checkUUIDFileSave(opts.uuidFileSave)
-  if (manifest.volumes?.length) {
-    checkVolumeSources(dataDir, manifest)
-    createManifestClaims(dataDir, manifest)
-  }
-  const pod = await createPod(dataDir, manifest)
-  try {
-    if (opts.uuidFileSave !== undefined) writeUUIDToFile(pod.uuid, opts.uuidFileSave)
-    await finish(pod)
-  } catch (er) {
-    discard(pod, tearDownPodVolumes)
-    throw er
-  }
-  return pod
-}
+/**
+ * Creates the pod, runs `finish` on it, and deletes it again (volumes torn
+ * down) if either fails. With a fleet, its claims are the fleet's
+ * (lib/volume/fleet-binder.ts), over one connection for the whole way.
+ */
+const create = (dataDir: string, manifest: PodManifest, opts: NewPodOptions, finish: (pod: Pod, fleet: FleetStore | undefined) => void | Promise<void>): Promise<Pod> =>
+  withPodFleet(manifest, opts.claims, async (fleet) => {
+    if (opts.uuidFileSave !== undefined) checkUUIDFileSave(opts.uuidFileSave)
+    if (manifest.volumes?.length) {
+      checkVolumeSources(dataDir, manifest, fleet ? await fleetClaimsOf(fleet, manifest) : undefined)
+      await createPodClaims(dataDir, manifest, fleet)
+    }
+    const pod = await createPod(dataDir, manifest)
+    try {
+      if (opts.uuidFileSave !== undefined) writeUUIDToFile(pod.uuid, opts.uuidFileSave)
+      await finish(pod, fleet)
+    } catch (er) {
+      discard(pod, tearDownPodVolumes)
+      throw er
+    }
+    return pod
+  })
 
 /** A new pod, left prepared (unlocked). */
 export const prepareNewPod = (dataDir: string, manifest: PodManifest, opts: NewPodOptions = {}): Promise<Pod> =>
@@ -43,9 +50,9 @@ export const prepareNewPod = (dataDir: string, manifest: PodManifest, opts: NewP
 
 /** A new pod with its volumes set up, moved to run/ and locked by this process, its supervisor. */
 export const startNewPod = (dataDir: string, manifest: PodManifest, opts: NewPodOptions = {}): Promise<Pod> =>
-  create(dataDir, manifest, opts, async (pod) => {
+  create(dataDir, manifest, opts, async (pod, fleet) => {
     checkOpenFiles(manifest)
-    await ensureClaimsBound(dataDir, manifest, opts.claims)
+    await bindPodClaims(dataDir, manifest, opts.claims ?? {}, fleet)
     setUpPodVolumes(pod, manifest)
     pod.toRun()
   })

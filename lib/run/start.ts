@@ -2,7 +2,8 @@
 import { PodChangedStateError } from '../errors.js'
 import type { PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
-import { ensureClaimsBound, type EnsureBoundOptions } from '../volume/binder.js'
+import type { EnsureBoundOptions } from '../volume/binder.js'
+import { bindPodClaims, withPodFleet } from '../volume/fleet-binder.js'
 import { setUpPodVolumes } from '../volume/pod-volumes.js'
 import { checkOpenFiles } from './budget.js'
 
@@ -38,7 +39,7 @@ const setUpVolumes = async (pod: Pod, claims: EnsureBoundOptions): Promise<PodMa
   try {
     const { manifest } = pod.podManifest()
     checkOpenFiles(manifest)
-    await ensureClaimsBound(pod.dataDir, manifest, claims)
+    await withPodFleet(manifest, claims, (fleet) => bindPodClaims(pod.dataDir, manifest, claims, fleet))
     setUpPodVolumes(pod, manifest)
     return manifest
   } catch (er) {

@@ -30,12 +30,12 @@ const readJob = (): Promise<DetachJob> =>
 const reply = (r: DetachReply): Promise<void> => new Promise((resolve) => chan.end(`${JSON.stringify(r)}\n`, () => resolve()))
 
 const start = async (job: DetachJob): Promise<{ pod: Pod; manifest: PodManifest }> => {
+  const claims = { ...(job.claimTimeoutMs !== undefined ? { timeoutMs: job.claimTimeoutMs } : {}), ...(job.fleet ? { fleet: job.fleet } : {}) }
   if (job.manifest) {
-    const claims = { ...(job.claimTimeoutMs !== undefined ? { timeoutMs: job.claimTimeoutMs } : {}) }
     const pod = await startNewPod(job.dataDir, job.manifest, { uuidFileSave: job.uuidFileSave, claims })
     return { pod, manifest: job.manifest }
   }
-  return startPrepared(podFromUUIDString(job.dataDir, job.uuid!), job.claimTimeoutMs !== undefined ? { timeoutMs: job.claimTimeoutMs } : {})
+  return startPrepared(podFromUUIDString(job.dataDir, job.uuid!), claims)
 }
 
 const main = async (): Promise<number> => {

@@ -26,6 +26,7 @@ import { bindStaticVolume, createVolume, isProvisionedName, listVolumes, markRel
 import { pvView } from './pv-view.js'
 import { IgnoredError, provisionerOf, type ProvisionRequest, type Provisioner } from './provisioner.js'
 import { accessModeOf } from './access-modes.js'
+import type { FleetRef } from './fleet-store.js'
 
 export interface BinderOptions {
   /** Who does the work: `<hostname>/<pid>` by default; recorded as provisioned_by. */
@@ -276,6 +277,8 @@ export interface EnsureBoundOptions extends BinderOptions {
   timeoutMs?: number
   /** Called while waiting, with what is waited for. */
   onWait?: (what: string) => void
+  /** With --cluster: the claims a manifest names are the fleet's (lib/volume/fleet-binder.ts). */
+  fleet?: FleetRef
 }
 
 /**

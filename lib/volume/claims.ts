@@ -39,6 +39,8 @@ export interface VolumeClaim {
   failures: number
   retry_at: string | null
   events: ObjectEvent[]
+  /** This file is a node's copy of a claim of the fleet (its truth is in etcd), made when a pod of the node uses it. */
+  fleet?: boolean
 }
 
 const claimProblem = (v: unknown): string | undefined => {
@@ -103,6 +105,40 @@ export interface CreateClaimOptions {
   existingOk?: boolean
 }
 
+/** Checks a new claim's name and options (EUSAGE); its access mode. */
+export const checkClaimOptions = (name: string, opts: CreateClaimOptions): AccessMode => {
+  checkClaimName(name)
+  const mode = opts.accessMode ?? 'ReadWriteOnce'
+  if (!ACCESS_MODES.includes(mode)) throw new PodctlError('EUSAGE', `invalid access mode ${JSON.stringify(mode)}: ReadWriteOnce or ReadWriteMany`)
+  if (opts.sizeBytes !== undefined && !(Number.isSafeInteger(opts.sizeBytes) && opts.sizeBytes > 0)) throw new PodctlError('EUSAGE', `invalid size ${opts.sizeBytes}: a positive number of bytes`)
+  return mode
+}
+
+/** A new pending claim. */
+export const newClaim = (name: string, clsName: string | null, mode: AccessMode, opts: CreateClaimOptions): VolumeClaim => ({
+  version: 1,
+  name,
+  uid: randomUUID(),
+  class: clsName,
+  size_bytes: opts.sizeBytes ?? null,
+  access_mode: mode,
+  phase: 'pending',
+  volume: null,
+  created_at: isoTime(),
+  bound_at: null,
+  provisioned_by: null,
+  provisioning: null,
+  failures: 0,
+  retry_at: null,
+  events: [],
+})
+
+/** A claim of the name exists already: fine when `existingOk` and it asks for the same, EBADSTATE otherwise. */
+export const existingClaim = (old: VolumeClaim, clsName: string | null, opts: CreateClaimOptions): VolumeClaim => {
+  if (opts.existingOk && sameRequest(old, clsName, opts.sizeBytes ?? null, opts.accessMode ?? 'ReadWriteOnce')) return old
+  throw new PodctlError('EBADSTATE', `volume claim ${old.name} already exists${opts.existingOk ? ' and asks for something else' : ''}`, `see podctl volume claim inspect ${old.name}`)
+}
+
 /** What a claim of these options would ask for, to compare with an existing one. */
 const sameRequest = (c: VolumeClaim, cls: string | null, size: number | null, mode: AccessMode): boolean =>
   (cls === null || c.class === cls) && (size === null || c.size_bytes === size) && c.access_mode === mode
@@ -113,36 +149,13 @@ const sameRequest = (c: VolumeClaim, cls: string | null, size: number | null, mo
  * `existingOk` and it asks for the same).
  */
 export const createClaim = (dataDir: string, name: string, opts: CreateClaimOptions = {}): VolumeClaim => {
-  checkClaimName(name)
-  const mode = opts.accessMode ?? 'ReadWriteOnce'
-  if (!ACCESS_MODES.includes(mode)) throw new PodctlError('EUSAGE', `invalid access mode ${JSON.stringify(mode)}: ReadWriteOnce or ReadWriteMany`)
-  if (opts.sizeBytes !== undefined && !(Number.isSafeInteger(opts.sizeBytes) && opts.sizeBytes > 0)) throw new PodctlError('EUSAGE', `invalid size ${opts.sizeBytes}: a positive number of bytes`)
+  const mode = checkClaimOptions(name, opts)
   const clsName = opts.class ?? defaultClass(dataDir)?.name ?? null
   const make = (): VolumeClaim =>
     withClaimLock(dataDir, name, () => {
       const old = readObject(dataDir, CLAIM, name)
-      if (old) {
-        if (opts.existingOk && sameRequest(old, clsName, opts.sizeBytes ?? null, mode)) return old
-        throw new PodctlError('EBADSTATE', `volume claim ${name} already exists${opts.existingOk ? ' and asks for something else' : ''}`, `see podctl volume claim inspect ${name}`)
-      }
-      const c: VolumeClaim = {
-        version: 1,
-        name,
-        uid: randomUUID(),
-        class: clsName,
-        size_bytes: opts.sizeBytes ?? null,
-        access_mode: mode,
-        phase: 'pending',
-        volume: null,
-        created_at: isoTime(),
-        bound_at: null,
-        provisioned_by: null,
-        provisioning: null,
-        failures: 0,
-        retry_at: null,
-        events: [],
-      }
-      return saveClaim(dataDir, c)
+      if (old) return existingClaim(old, clsName, opts)
+      return saveClaim(dataDir, newClaim(name, clsName, mode, opts))
     })
   // Under the class's lock, so that `class rm` sees every claim of its class.
   if (clsName === null) return make()

@@ -79,28 +79,50 @@ export interface CreateClassOptions {
   isDefault?: boolean
 }
 
-/** The parameters a provisioner understands, checked before anything is written. */
-const checkParameters = (provisioner: string, params: Record<string, string>): void => {
+/**
+ * The parameters a provisioner understands, checked before anything is
+ * written. In a fleet (`fleet`), `local` also takes `node`, and needs it:
+ * its volumes are directories of one node's data dir.
+ */
+const checkParameters = (provisioner: string, params: Record<string, string>, fleet: boolean): void => {
   for (const [k, v] of Object.entries(params)) {
     if (!PARAM_KEY_RE.test(k)) throw new PodctlError('EUSAGE', `invalid parameter name ${JSON.stringify(k)}: letters, digits, "_", "." and "-", starting with a letter`)
     if (v.includes('\0')) throw new PodctlError('EUSAGE', `parameter ${k} must not contain a NUL character`)
   }
   if (params.timeout !== undefined && provisioner !== 'local') parseDuration(params.timeout, 'parameter timeout')
   if (params.sizeLimit !== undefined && provisioner === 'local') parseBytes(params.sizeLimit, 'parameter sizeLimit')
-  if (provisioner === 'local') {
-    const unknown = Object.keys(params).filter((k) => k !== 'sizeLimit')
-    if (unknown.length > 0) throw new PodctlError('EUSAGE', `the local provisioner has no parameter ${unknown.map((k) => JSON.stringify(k)).join(', ')}`, 'its only parameter is sizeLimit, e.g. --param sizeLimit=10Gi')
+  if (provisioner !== 'local') return
+  const known = fleet ? ['sizeLimit', 'node'] : ['sizeLimit']
+  const unknown = Object.keys(params).filter((k) => !known.includes(k))
+  if (unknown.length > 0) {
+    const hint = fleet ? 'its parameters are sizeLimit and node, e.g. --param node=web-1' : 'its only parameter is sizeLimit, e.g. --param sizeLimit=10Gi (node is for classes of a fleet, with --cluster)'
+    throw new PodctlError('EUSAGE', `the local provisioner has no parameter ${unknown.map((k) => JSON.stringify(k)).join(', ')}`, hint)
   }
+  if (fleet && params.node === undefined) {
+    throw new PodctlError(
+      'EUSAGE',
+      'a local class of a fleet needs --param node=NAME: its volumes are directories on one node, usable only by pods of that node',
+      'pin it to a node (--param node=NAME), or use an exec: provisioner that returns paths on shared storage',
+    )
+  }
+  if (fleet && !NAME_RE.test(params.node!)) throw new PodctlError('EUSAGE', `invalid parameter node ${JSON.stringify(params.node)}: a node name`)
 }
 
-/** Creates a class; EBADSTATE if it exists, EUSAGE for bad input (nothing written). */
-export const createClass = (dataDir: string, name: string, opts: CreateClassOptions, validate: (c: VolumeClass) => void = () => {}): VolumeClass => {
+/**
+ * A new class object from the user's options, every check made (EUSAGE);
+ * `fleet`: a class of a fleet's store (CONTRACT §11), which has no
+ * recycle policy and pins local volumes to a node.
+ */
+export const newClass = (name: string, opts: CreateClassOptions, fleet = false): VolumeClass => {
   checkClassName(name)
   const problem = provisionerProblem(opts.provisioner)
   if (problem) throw new PodctlError('EUSAGE', problem)
   const parameters = opts.parameters ?? {}
-  checkParameters(opts.provisioner, parameters)
-  const c: VolumeClass = {
+  checkParameters(opts.provisioner, parameters, fleet)
+  if (fleet && opts.reclaim === 'recycle') {
+    throw new PodctlError('EUSAGE', 'a class of a fleet cannot recycle: its volumes are bound to claims only', 'use --reclaim delete (the default) or retain')
+  }
+  return {
     version: 1,
     name,
     provisioner: opts.provisioner,
@@ -109,6 +131,11 @@ export const createClass = (dataDir: string, name: string, opts: CreateClassOpti
     default: opts.isDefault === true,
     created_at: isoTime(),
   }
+}
+
+/** Creates a class; EBADSTATE if it exists, EUSAGE for bad input (nothing written). */
+export const createClass = (dataDir: string, name: string, opts: CreateClassOptions, validate: (c: VolumeClass) => void = () => {}): VolumeClass => {
+  const c = newClass(name, opts)
   validate(c)
   return withClassLock(dataDir, name, () => {
     if (readObject(dataDir, CLASS, name)) throw new PodctlError('EBADSTATE', `volume class ${name} already exists`, `see podctl volume class inspect ${name}`)

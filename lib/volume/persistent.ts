@@ -74,6 +74,10 @@ export interface Provisioned {
   capacity_bytes: number | null
   /** The identity of who provisioned it (controller or command). */
   by: string
+  /** In a fleet: the node whose data dir holds a `local` volume (its class's `node` parameter). */
+  node?: string | null
+  /** This record is a node's copy of a volume of the fleet (lib/volume/fleet-binder.ts), not the volume's truth. */
+  fleet?: boolean
 }
 
 /** Where a volume's data is: its own data/ directory, or what its provisioner made. */
@@ -471,6 +475,21 @@ export const removeVolume = (dataDir: string, name: string): void => {
     deleteVolumeDir(dataDir, name)
   })
 }
+
+/**
+ * Removes a node's copy of a fleet volume whose record the fleet has
+ * deleted: false while a running pod of this node holds it (the next
+ * sweep tries again). Its data goes with it when it is a local volume
+ * (its data/ directory); shared storage elsewhere is the provisioner's.
+ */
+export const removeFleetCopy = (dataDir: string, name: string): boolean =>
+  withVolumeLock(dataDir, name, () => {
+    if (!pvPresent(dataDir, name)) return true
+    if (!readVolume(dataDir, name).provisioned?.fleet) return false
+    if (readClaims(dataDir, name).some((c) => claimHolds(dataDir, c))) return false
+    deleteVolumeDir(dataDir, name)
+    return true
+  })
 
 /** Removes what a crashed `volume create` or `volume rm` left in `<data>/volumes/` (older than `minAgeMs`). */
 export const sweepVolumesDir = (dataDir: string, minAgeMs = 60_000, now = Date.now()): number => {

@@ -35,7 +35,7 @@ export interface LockablePod extends PodRef {
  * What the manifest asks of this host: host sources that exist, persistent
  * volumes that exist and allow the access mode asked for. Reads only.
  */
-export const volumeSourceProblems = (dataDir: string, m: PodManifest): ManifestProblem[] => {
+export const volumeSourceProblems = (dataDir: string, m: PodManifest, fleetClaims?: ReadonlySet<string>): ManifestProblem[] => {
   const out: ManifestProblem[] = []
   ;(m.volumes ?? []).forEach((v, i) => {
     if (v.kind === 'host' && !fs.existsSync(v.source)) {
@@ -49,7 +49,7 @@ export const volumeSourceProblems = (dataDir: string, m: PodManifest): ManifestP
     }
     if (v.kind === 'persistent') {
       // A claim object, or one the manifest makes at prepare (class, size), is checked when the pod runs.
-      if (v.class !== undefined || v.size !== undefined || findClaim(dataDir, v.claim) !== undefined) return
+      if (v.class !== undefined || v.size !== undefined || fleetClaims?.has(v.claim) || findClaim(dataDir, v.claim) !== undefined) return
       if (!volumeExists(dataDir, v.claim)) {
         out.push({ path: `volumes[${i}].claim`, problem: `no volume claim or persistent volume named ${JSON.stringify(v.claim)}; create one: podctl volume claim create ${v.claim} --class CLASS --size SIZE, or podctl volume create ${v.claim}` })
       } else if (accessModeOf(v.accessMode) === 'ReadWriteMany') {
@@ -75,8 +75,8 @@ const longestFilePath = (dataDir: string, volume: string, key: string): string =
   path.join(path.resolve(dataDir), 'pods', 'exited-garbage', '0'.repeat(36), POD_VOLUMES, volume, 'x'.repeat(TS_DIR_NAME_BYTES), key)
 
 /** Throws EUSAGE ("invalid manifest: volumes[0].source: ...") for volumeSourceProblems. */
-export const checkVolumeSources = (dataDir: string, m: PodManifest): void => {
-  const problems = volumeSourceProblems(dataDir, m)
+export const checkVolumeSources = (dataDir: string, m: PodManifest, fleetClaims?: ReadonlySet<string>): void => {
+  const problems = volumeSourceProblems(dataDir, m, fleetClaims)
   if (problems.length > 0) {
     throw new PodctlError('EUSAGE', `invalid manifest: ${formatProblems(problems)}`, 'see Documentation/subcommands/volume.md')
   }

@@ -4,7 +4,8 @@ import { ProvisionController, type GcRunner } from '../../controller/controller.
 import { PodctlError, oneLine } from '../../errors.js'
 import { leaseLive, readLease, type Lease } from '../../volume/lease.js'
 import type { ControllerCliOptions } from '../commands/controller.js'
-import type { ClusterOptions } from '../../cluster/client.js'
+import type { Cluster } from '../../cluster/client.js'
+import type { FleetRef } from '../../volume/fleet-store.js'
 import type { Context } from '../context.js'
 import { isJson, toJson } from '../output.js'
 
@@ -39,12 +40,10 @@ const logger =
  * long as the controller runs. The node's lease is the controller's
  * --lease-duration; etcd being away is logged and retried, never fatal.
  */
-const publishToFleet = async (ctx: Context, dataDir: string, opts: ControllerCliOptions, fleet: { cluster: ClusterOptions; node: string }) => {
-  const { Cluster } = await import('../../cluster/client.js')
+const publishToFleet = async (ctx: Context, dataDir: string, opts: ControllerCliOptions, fleet: FleetRef, cluster: Cluster) => {
   const { FleetPublisher } = await import('../../controller/fleet.js')
   const { podctlVersion } = await import('../version-info.js')
   const log = logger(ctx, opts)
-  const cluster = await Cluster.open(fleet.cluster)
   const publisher = new FleetPublisher(dataDir, cluster, {
     node: fleet.node,
     version: podctlVersion(),
@@ -53,16 +52,26 @@ const publishToFleet = async (ctx: Context, dataDir: string, opts: ControllerCli
     log,
   })
   await publisher.start()
-  return {
-    stop: async (): Promise<void> => {
-      await publisher.stop()
-      cluster.close()
-    },
-  }
+  return { stop: (): Promise<void> => publisher.stop() }
+}
+
+/**
+ * With --cluster: the fleet's claims and volumes, and its one leader
+ * (fleet.md), over one connection that the publisher shares.
+ */
+const inFleet = async (dataDir: string, fleet: FleetRef, identity: string | undefined, leaseDurationMs: number) => {
+  const { Cluster } = await import('../../cluster/client.js')
+  const { FleetStore } = await import('../../volume/fleet-store.js')
+  const { FleetElection, fleetIdentity } = await import('../../controller/fleet-election.js')
+  const { fleetStore } = await import('../../controller/stores.js')
+  const cluster = await Cluster.open(fleet.cluster)
+  const id = identity ?? fleetIdentity(fleet.node)
+  const store = new FleetStore(cluster, fleet.node, id)
+  return { cluster, identity: id, store: fleetStore(store, dataDir), election: new FleetElection(cluster, id, fleet.node, leaseDurationMs) }
 }
 
 /** Runs the controller in the foreground until SIGTERM or SIGINT (exit 0), or one pass with --once. */
-export const runController = async (ctx: Context, dataDir: string, opts: ControllerCliOptions, fleet?: { cluster: ClusterOptions; node: string }): Promise<void> => {
+export const runController = async (ctx: Context, dataDir: string, opts: ControllerCliOptions, fleet?: FleetRef): Promise<void> => {
   if (opts.renewDeadline >= opts.leaseDuration) {
     throw new PodctlError('EUSAGE', `--renew-deadline (${opts.renewDeadline} ms) must be shorter than --lease-duration (${opts.leaseDuration} ms)`, 'a leader must stop working before its lease can run out')
   }
@@ -72,8 +81,11 @@ export const runController = async (ctx: Context, dataDir: string, opts: Control
   const onSignal = (): void => stop.abort()
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
+  const shared = fleet === undefined ? undefined : await inFleet(dataDir, fleet, opts.identity, opts.leaseDuration)
+  const identity = shared?.identity ?? opts.identity
   const c = new ProvisionController(dataDir, null, null, {
-    ...(opts.identity !== undefined ? { identity: opts.identity } : {}),
+    ...(identity !== undefined ? { identity } : {}),
+    ...(shared ? { store: shared.store, election: shared.election, gcOnEveryNode: true } : {}),
     resyncPeriod: opts.resync,
     threadiness: opts.workers,
     exponentialBackoff: opts.exponentialBackoff,
@@ -93,11 +105,12 @@ export const runController = async (ctx: Context, dataDir: string, opts: Control
   })
   let running = true
   const server = metrics ? await (await import('../../controller/metrics.js')).serveMetrics(metrics, opts.metricsAddress!, opts.metricsPath, () => running) : undefined
-  const publisher = fleet === undefined ? undefined : await publishToFleet(ctx, dataDir, opts, fleet)
+  const publisher = shared === undefined ? undefined : await publishToFleet(ctx, dataDir, opts, fleet!, shared.cluster)
   try {
     await c.run(stop.signal)
   } finally {
     await publisher?.stop()
+    shared?.cluster.close()
     running = false
     process.off('SIGTERM', onSignal)
     process.off('SIGINT', onSignal)
@@ -125,7 +138,36 @@ const viewOf = (l: Lease | undefined): LeaseView => ({
   transitions: l?.transitions ?? 0,
 })
 
-export const controllerStatus = (ctx: Context, dataDir: string, opts: { format: string }): void => {
+/** `controller status --cluster`: the fleet's leader, from its election key (CONTRACT §11). */
+const fleetStatus = async (ctx: Context, fleet: FleetRef, opts: { format: string }): Promise<void> => {
+  const { Cluster } = await import('../../cluster/client.js')
+  const { fleetLeader } = await import('../../controller/fleet-election.js')
+  const cluster = await Cluster.open(fleet.cluster)
+  let found
+  try {
+    found = await fleetLeader(cluster)
+  } finally {
+    cluster.close()
+  }
+  const l = found.leader
+  const v = {
+    holder: l?.holder ?? null,
+    node: l?.node ?? null,
+    alive: l !== undefined,
+    acquired_at: l?.acquired_at ?? null,
+    lease_duration_s: l?.lease_duration_s ?? null,
+    transitions: found.history.transitions,
+  }
+  if (isJson(opts.format)) return ctx.io.out(toJson(v, opts.format))
+  const lines = [`holder=${v.holder ?? ''}`, `node=${v.node ?? ''}`, `alive=${v.alive}`]
+  if (v.acquired_at) lines.push(`acquired=${v.acquired_at}`)
+  if (v.lease_duration_s !== null) lines.push(`lease_duration=${v.lease_duration_s}s`)
+  lines.push(`transitions=${v.transitions}`)
+  ctx.io.out(`${lines.join('\n')}\n`)
+}
+
+export const controllerStatus = async (ctx: Context, dataDir: string, opts: { format: string }, fleet?: FleetRef): Promise<void> => {
+  if (fleet) return fleetStatus(ctx, fleet, opts)
   const v = viewOf(readLease(dataDir))
   if (isJson(opts.format)) {
     ctx.io.out(toJson(v, opts.format))

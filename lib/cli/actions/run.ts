@@ -12,6 +12,7 @@ import { runDetached } from '../../run/detach.js'
 import { startNewPod } from '../../run/new-pod.js'
 import { startPrepared } from '../../run/start.js'
 import type { EnsureBoundOptions } from '../../volume/binder.js'
+import type { FleetRef } from '../../volume/fleet-store.js'
 import { Supervisor } from '../../run/supervisor.js'
 import { terminalOutput } from '../../run/terminal-output.js'
 import type { Context } from '../context.js'
@@ -51,9 +52,10 @@ const ownFailureIs125 = async <T>(fn: () => Promise<T>): Promise<T> => {
 }
 
 /** How run and run-prepared wait for a controller to bind their claims: --timeout, and on a terminal what they wait for. */
-const claimWait = (ctx: Context, timeoutMs: number | undefined): EnsureBoundOptions => {
+const claimWait = (ctx: Context, timeoutMs: number | undefined, fleet: FleetRef | undefined): EnsureBoundOptions => {
   let last = ''
   return {
+    ...(fleet ? { fleet } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     onWait: (what) => {
       if (!ctx.io.errIsTTY || what === last) return
@@ -70,31 +72,32 @@ export const runNewPod = async (
   manifest: PodManifest,
   opts: { detach?: boolean; uuidFileSave?: string; timeout?: number },
   onRunning?: (pod: Pod) => void,
+  fleet?: FleetRef,
 ): Promise<void> => {
   // The detached supervisor runs in / : it gets an absolute path.
   const uuidFileSave = opts.uuidFileSave !== undefined ? path.resolve(opts.uuidFileSave) : undefined
   if (opts.detach) {
     // Checked here too: the detached supervisor's refusal would come after the fork.
     if (uuidFileSave !== undefined) checkUUIDFileSave(uuidFileSave)
-    ctx.io.out(`${await runDetached({ dataDir, manifest, ...(uuidFileSave !== undefined ? { uuidFileSave } : {}), ...(opts.timeout !== undefined ? { claimTimeoutMs: opts.timeout } : {}) })}\n`)
+    ctx.io.out(`${await runDetached({ dataDir, manifest, ...(uuidFileSave !== undefined ? { uuidFileSave } : {}), ...(opts.timeout !== undefined ? { claimTimeoutMs: opts.timeout } : {}), ...(fleet ? { fleet } : {}) })}\n`)
     return
   }
-  const pod = await ownFailureIs125(() => startNewPod(dataDir, manifest, { uuidFileSave, claims: claimWait(ctx, opts.timeout) }))
+  const pod = await ownFailureIs125(() => startNewPod(dataDir, manifest, { uuidFileSave, claims: claimWait(ctx, opts.timeout, fleet) }))
   onRunning?.(pod)
   ctx.state.exitCode = await supervise(pod, manifest, onRunning !== undefined)
 }
 
 /** podctl run: prepare and run a pod from the inputs. */
-export const run = async (ctx: Context, dataDir: string, command: string[], opts: PodInputOptions & { detach?: boolean; timeout?: number }): Promise<void> =>
-  runNewPod(ctx, dataDir, manifestFromInputs(opts, command, 'run'), opts)
+export const run = async (ctx: Context, dataDir: string, command: string[], opts: PodInputOptions & { detach?: boolean; timeout?: number }, fleet?: FleetRef): Promise<void> =>
+  runNewPod(ctx, dataDir, manifestFromInputs(opts, command, 'run'), opts, undefined, fleet)
 
 /** podctl run-prepared: run a prepared pod. */
-export const runPrepared = async (ctx: Context, dataDir: string, uuid: string, opts: { detach?: boolean; timeout?: number }): Promise<void> => {
+export const runPrepared = async (ctx: Context, dataDir: string, uuid: string, opts: { detach?: boolean; timeout?: number }, fleet?: FleetRef): Promise<void> => {
   const pod = podFromUUIDString(dataDir, uuid)
   if (opts.detach) {
-    ctx.io.out(`${await runDetached({ dataDir, uuid: pod.uuid, ...(opts.timeout !== undefined ? { claimTimeoutMs: opts.timeout } : {}) })}\n`)
+    ctx.io.out(`${await runDetached({ dataDir, uuid: pod.uuid, ...(opts.timeout !== undefined ? { claimTimeoutMs: opts.timeout } : {}), ...(fleet ? { fleet } : {}) })}\n`)
     return
   }
-  const started = await ownFailureIs125(async () => startPrepared(pod, claimWait(ctx, opts.timeout)))
+  const started = await ownFailureIs125(async () => startPrepared(pod, claimWait(ctx, opts.timeout, fleet)))
   ctx.state.exitCode = await supervise(started.pod, started.manifest)
 }

@@ -3,6 +3,7 @@ import { PodctlError } from '../../errors.js'
 import { ensureDataDir } from '../../pod/layout.js'
 import { ACCESS_MODE_NAMES } from '../../volume/access-modes.js'
 import { removeClaim } from '../../volume/binder.js'
+import { removeFleetClaim } from '../../volume/fleet-binder.js'
 import { controllerLive } from '../../volume/lease.js'
 import { parseBytes } from '../../volume/bytes.js'
 import { claimsOfClass, createClaim, listClaims, readClaim, type VolumeClaim } from '../../volume/claims.js'
@@ -12,6 +13,17 @@ import type { ClassCreateOptions } from '../commands/volume/class.js'
 import type { Context } from '../context.js'
 import { formatTable, isJson, relativeTime, toJson } from '../output.js'
 import { forEachArgument } from '../report-error.js'
+import { openFleet, type FleetRef, type FleetStore } from '../../volume/fleet-store.js'
+
+/** Runs `fn` on the fleet's store, the connection closed after. */
+const inFleet = async <T>(fleet: FleetRef, fn: (store: FleetStore) => Promise<T>): Promise<T> => {
+  const store = await openFleet(fleet)
+  try {
+    return await fn(store)
+  } finally {
+    store.close()
+  }
+}
 
 /** KEY=VALUE pairs of --param; EUSAGE for one without "=". */
 const parseParams = (pairs: string[]): Record<string, string> => {
@@ -24,34 +36,36 @@ const parseParams = (pairs: string[]): Record<string, string> => {
   return Object.fromEntries(out)
 }
 
-export const classCreate = (ctx: Context, dataDir: string, name: string, opts: ClassCreateOptions): void => {
+export const classCreate = async (ctx: Context, dataDir: string, name: string, opts: ClassCreateOptions, fleet?: FleetRef): Promise<void> => {
   const parameters = parseParams(opts.param ?? [])
-  ensureDataDir(dataDir)
-  const c = createClass(dataDir, name, { provisioner: opts.provisioner, parameters, reclaim: opts.reclaim, isDefault: opts.default === true })
+  const options = { provisioner: opts.provisioner, parameters, reclaim: opts.reclaim, isDefault: opts.default === true }
+  if (!fleet) ensureDataDir(dataDir)
+  const c = fleet ? await inFleet(fleet, (store) => store.createClass(name, options)) : createClass(dataDir, name, options)
   ctx.io.out(isJson(opts.format) ? toJson(c, opts.format) : `${c.name}\n`)
 }
 
 /** A class as users see it: the stored object without its format version. */
 const classView = ({ version: _, ...c }: VolumeClass) => c
 
-export const classList = (ctx: Context, dataDir: string, opts: { format: string }): void => {
-  const classes = listClasses(dataDir)
+export const classList = async (ctx: Context, dataDir: string, opts: { format: string }, fleet?: FleetRef): Promise<void> => {
+  const classes = fleet ? await inFleet(fleet, (store) => store.listClasses()) : listClasses(dataDir)
   if (isJson(opts.format)) return ctx.io.out(toJson(classes.map(classView), opts.format))
   const rows = classes.map((c) => [c.name + (c.default ? ' (default)' : ''), c.provisioner, c.reclaim, Object.entries(c.parameters).map(([k, v]) => `${k}=${v}`).join(',') || '-'])
   ctx.io.out(formatTable(['NAME', 'PROVISIONER', 'RECLAIM', 'PARAMETERS'], rows))
 }
 
-export const classInspect = (ctx: Context, dataDir: string, name: string, opts: { format: string }): void => {
-  const c = readClass(dataDir, name)
+export const classInspect = async (ctx: Context, dataDir: string, name: string, opts: { format: string }, fleet?: FleetRef): Promise<void> => {
+  const c = fleet ? (await inFleet(fleet, (store) => store.readClass(name))).value : readClass(dataDir, name)
   if (isJson(opts.format)) return ctx.io.out(toJson(classView(c), opts.format))
   const lines = [`name=${c.name}`, `provisioner=${c.provisioner}`, `reclaim=${c.reclaim}`, `default=${c.default}`, `created=${c.created_at}`]
   for (const [k, v] of Object.entries(c.parameters)) lines.push(`param-${k}=${v}`)
   ctx.io.out(`${lines.join('\n')}\n`)
 }
 
-export const classRm = (ctx: Context, dataDir: string, names: string[]): Promise<void> =>
-  forEachArgument(ctx, names, (name) => {
-    removeClass(dataDir, name, (cls) => claimsOfClass(dataDir, cls))
+export const classRm = (ctx: Context, dataDir: string, names: string[], fleet?: FleetRef): Promise<void> =>
+  forEachArgument(ctx, names, async (name) => {
+    if (fleet) await inFleet(fleet, (store) => store.removeClass(name))
+    else removeClass(dataDir, name, (cls) => claimsOfClass(dataDir, cls))
     return `${name}\n`
   })
 
@@ -69,28 +83,29 @@ const claimView = (c: VolumeClaim) => ({
   events: c.events,
 })
 
-export const claimCreate = (ctx: Context, dataDir: string, name: string, opts: ClaimCreateOptions): void => {
+export const claimCreate = async (ctx: Context, dataDir: string, name: string, opts: ClaimCreateOptions, fleet?: FleetRef): Promise<void> => {
   const sizeBytes = opts.size === undefined ? undefined : parseBytes(opts.size, '--size')
   if (sizeBytes === 0) throw new PodctlError('EUSAGE', 'invalid --size "0": a volume needs more than 0 bytes')
-  ensureDataDir(dataDir)
-  const c = createClaim(dataDir, name, {
+  const options = {
     ...(opts.class !== undefined ? { class: opts.class } : {}),
     ...(sizeBytes !== undefined ? { sizeBytes } : {}),
     accessMode: ACCESS_MODE_NAMES[opts.accessMode]!,
-  })
+  }
+  if (!fleet) ensureDataDir(dataDir)
+  const c = fleet ? await inFleet(fleet, (store) => store.createClaim(name, options)) : createClaim(dataDir, name, options)
   ctx.io.out(isJson(opts.format) ? toJson(claimView(c), opts.format) : `${c.name}\n`)
 }
 
-export const claimList = (ctx: Context, dataDir: string, opts: { format: string }): void => {
-  const claims = listClaims(dataDir)
+export const claimList = async (ctx: Context, dataDir: string, opts: { format: string }, fleet?: FleetRef): Promise<void> => {
+  const claims = fleet ? await inFleet(fleet, (store) => store.listClaims()) : listClaims(dataDir)
   if (isJson(opts.format)) return ctx.io.out(toJson(claims.map(claimView), opts.format))
   const now = Date.now()
   const rows = claims.map((c) => [c.name, c.phase, c.volume ?? '-', c.class ?? '-', c.size_bytes === null ? '-' : String(c.size_bytes), c.access_mode, relativeTime(c.created_at, now)])
   ctx.io.out(formatTable(['NAME', 'PHASE', 'VOLUME', 'CLASS', 'SIZE', 'ACCESS', 'CREATED'], rows))
 }
 
-export const claimInspect = (ctx: Context, dataDir: string, name: string, opts: { format: string }): void => {
-  const c = readClaim(dataDir, name)
+export const claimInspect = async (ctx: Context, dataDir: string, name: string, opts: { format: string }, fleet?: FleetRef): Promise<void> => {
+  const c = fleet ? (await inFleet(fleet, (store) => store.readClaim(name))).value : readClaim(dataDir, name)
   if (isJson(opts.format)) return ctx.io.out(toJson(claimView(c), opts.format))
   const lines = [
     `name=${c.name}`,
@@ -108,9 +123,11 @@ export const claimInspect = (ctx: Context, dataDir: string, name: string, opts: 
 }
 
 /** Removes each claim; without a live controller, its volume's reclaim policy is applied here. */
-export const claimRm = (ctx: Context, dataDir: string, names: string[]): Promise<void> =>
+export const claimRm = (ctx: Context, dataDir: string, names: string[], fleet?: FleetRef): Promise<void> =>
   forEachArgument(ctx, names, async (name) => {
-    const r = await removeClaim(dataDir, name, { reclaim: !controllerLive(dataDir) })
+    const r = fleet
+      ? await inFleet(fleet, async (store) => removeFleetClaim(store, dataDir, name, { reclaim: !(await store.leaderLive()), identity: store.identity }))
+      : await removeClaim(dataDir, name, { reclaim: !controllerLive(dataDir) })
     if (r.volume !== null && r.reclaim !== undefined && r.reclaim !== 'deleted' && ctx.io.errIsTTY) ctx.io.err(`volume ${r.volume}: ${r.reclaim}\n`)
     return `${name}\n`
   })

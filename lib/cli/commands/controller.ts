@@ -2,7 +2,7 @@
 import { Option, type Command } from 'commander'
 import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
-import { addFormatOption, clusterOf, count, dataDirOf, durationOption, nodeOf } from '../options.js'
+import { addFormatOption, count, dataDirOf, durationOption, fleetOf } from '../options.js'
 
 export interface ControllerCliOptions {
   workers: number
@@ -63,12 +63,9 @@ SIGTERM (or Ctrl-C) finishes the work in hand, gives up the lease and exits 0.
 
 Documentation: Documentation/subcommands/controller.md`,
       )
-      .action(async (opts: ControllerCliOptions, self: Command) => {
-        const cluster = clusterOf(self)
-        return (await actions()).runController(ctx, dataDirOf(self, 'write'), opts, cluster ? { cluster, node: nodeOf(self) } : undefined)
-      })
-    addFormatOption(cmd.command('status').description('show the lease: who leads, since when, and whether that controller is alive'), ctx).action(
-      async (opts: { format: string }, self: Command) => (await actions()).controllerStatus(ctx, dataDirOf(self, 'read'), opts),
+      .action(async (opts: ControllerCliOptions, self: Command) => (await actions()).runController(ctx, dataDirOf(self, 'write'), opts, fleetOf(self)))
+    addFormatOption(cmd.command('status').description("show the lease: who leads, since when, and whether that controller is alive (with --cluster: the fleet's leader)"), ctx).action(
+      async (opts: { format: string }, self: Command) => (await actions()).controllerStatus(ctx, dataDirOf(self, 'read'), opts, fleetOf(self)),
     )
   },
 }

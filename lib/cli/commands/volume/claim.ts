@@ -2,7 +2,7 @@
 import { Option, type Command } from 'commander'
 import { ACCESS_MODE_NAMES } from '../../../volume/access-modes.js'
 import type { Context } from '../../context.js'
-import { addFormatOption, dataDirOf } from '../../options.js'
+import { addFormatOption, dataDirOf, fleetOf } from '../../options.js'
 
 export interface ClaimCreateOptions {
   class?: string
@@ -37,16 +37,16 @@ Documentation: Documentation/subcommands/volume.md`,
     .option('--class <class>', 'the volume class to provision through (default: the default class, if any)')
     .option('--size <bytes>', 'the size asked for (e.g. 512M, 1Gi)')
     .addOption(new Option('--access-mode <mode>', 'ReadWriteOnce (RWO) or ReadWriteMany (RWX)').choices(Object.keys(ACCESS_MODE_NAMES)).default('ReadWriteOnce'))
-  addFormatOption(create, ctx).action(async (name: string, opts: ClaimCreateOptions, self: Command) => (await actions()).claimCreate(ctx, dataDirOf(self, 'write'), name, opts))
+  addFormatOption(create, ctx).action(async (name: string, opts: ClaimCreateOptions, self: Command) => (await actions()).claimCreate(ctx, dataDirOf(self, 'write'), name, opts, fleetOf(self)))
   addFormatOption(claim.command('list').description('list volume claims'), ctx).action(async (opts: { format: string }, self: Command) =>
-    (await actions()).claimList(ctx, dataDirOf(self, 'read'), opts),
+    (await actions()).claimList(ctx, dataDirOf(self, 'read'), opts, fleetOf(self)),
   )
   addFormatOption(claim.command('inspect').description('show a volume claim, with its events').argument('<name>', 'claim name'), ctx).action(
-    async (name: string, opts: { format: string }, self: Command) => (await actions()).claimInspect(ctx, dataDirOf(self, 'read'), name, opts),
+    async (name: string, opts: { format: string }, self: Command) => (await actions()).claimInspect(ctx, dataDirOf(self, 'read'), name, opts, fleetOf(self)),
   )
   claim
     .command('rm')
     .description('remove claims; their volumes are released to their reclaim policy; a claim used by a pod that is not removed is refused (exit 4)')
     .argument('<name...>', 'claim names')
-    .action(async (names: string[], _opts: unknown, self: Command) => (await actions()).claimRm(ctx, dataDirOf(self, 'write'), names))
+    .action(async (names: string[], _opts: unknown, self: Command) => (await actions()).claimRm(ctx, dataDirOf(self, 'write'), names, fleetOf(self)))
 }

@@ -1,7 +1,7 @@
 /** podctl volume class: how volumes are made for claims (CONTRACT §8). */
 import { Option, type Command } from 'commander'
 import type { Context } from '../../context.js'
-import { addFormatOption, collect, dataDirOf } from '../../options.js'
+import { addFormatOption, collect, dataDirOf, fleetOf } from '../../options.js'
 
 export interface ClassCreateOptions {
   provisioner: string
@@ -35,16 +35,16 @@ Documentation: Documentation/subcommands/volume.md`,
     .option('--param <key=value>', 'a parameter for the provisioner (repeatable); local: sizeLimit; exec: timeout and its own', collect)
     .addOption(new Option('--reclaim <policy>', 'what happens to a volume when its claim is removed').choices(['delete', 'retain', 'recycle']).default('delete'))
     .option('--default', 'used by claims that name no class')
-  addFormatOption(create, ctx).action(async (name: string, opts: ClassCreateOptions, self: Command) => (await actions()).classCreate(ctx, dataDirOf(self, 'write'), name, opts))
+  addFormatOption(create, ctx).action(async (name: string, opts: ClassCreateOptions, self: Command) => (await actions()).classCreate(ctx, dataDirOf(self, 'write'), name, opts, fleetOf(self)))
   addFormatOption(cls.command('list').description('list volume classes'), ctx).action(async (opts: { format: string }, self: Command) =>
-    (await actions()).classList(ctx, dataDirOf(self, 'read'), opts),
+    (await actions()).classList(ctx, dataDirOf(self, 'read'), opts, fleetOf(self)),
   )
   addFormatOption(cls.command('inspect').description('show a volume class').argument('<name>', 'class name'), ctx).action(async (name: string, opts: { format: string }, self: Command) =>
-    (await actions()).classInspect(ctx, dataDirOf(self, 'read'), name, opts),
+    (await actions()).classInspect(ctx, dataDirOf(self, 'read'), name, opts, fleetOf(self)),
   )
   cls
     .command('rm')
     .description('remove volume classes; one still used by claims is refused (exit 4); prints each removed name')
     .argument('<name...>', 'class names')
-    .action(async (names: string[], _opts: unknown, self: Command) => (await actions()).classRm(ctx, dataDirOf(self, 'write'), names))
+    .action(async (names: string[], _opts: unknown, self: Command) => (await actions()).classRm(ctx, dataDirOf(self, 'write'), names, fleetOf(self)))
 }
