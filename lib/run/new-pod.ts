@@ -5,12 +5,14 @@
  * prepared or, with its volumes set up, moved to run/ for this process to
  * supervise. Whatever fails on the way leaves nothing behind.
  */
-import type { PodManifest } from '../pod/manifest.js'
+import { PodctlError } from '../errors.js'
+import { isolationOf, type PodManifest } from '../pod/manifest.js'
 import { checkUUIDFileSave, writeUUIDToFile, type Pod } from '../pod/pod.js'
 import { createPod, discard } from '../pod/prepare.js'
 import { createManifestClaims, ensureClaimsBound, type EnsureBoundOptions } from '../volume/binder.js'
 import { checkVolumeSources, setUpPodVolumes, tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { checkOpenFiles } from './budget.js'
+import { bindProblems, requireNamespaceSupport } from './pod-namespaces.js'
 
 export interface NewPodOptions {
   /** Also write the UUID here (--uuid-file-save). */
@@ -22,6 +24,7 @@ export interface NewPodOptions {
 /** Creates the pod, runs `finish` on it, and deletes it again (volumes torn down) if either fails. */
 const create = async (dataDir: string, manifest: PodManifest, opts: NewPodOptions, finish: (pod: Pod) => void | Promise<void>): Promise<Pod> => {
   if (opts.uuidFileSave !== undefined) checkUUIDFileSave(opts.uuidFileSave)
+  if (isolationOf(manifest) === 'namespaces') checkIsolation(manifest)
   if (manifest.volumes?.length) {
     checkVolumeSources(dataDir, manifest)
     createManifestClaims(dataDir, manifest)
@@ -35,6 +38,17 @@ const create = async (dataDir: string, manifest: PodManifest, opts: NewPodOption
     throw er
   }
   return pod
+}
+
+/**
+ * What a pod with namespaces needs of this host: the support (EFAILED,
+ * exit 1, naming what is missing) and its mount points (EUSAGE, like a
+ * host source that does not exist).
+ */
+const checkIsolation = (manifest: PodManifest): void => {
+  requireNamespaceSupport(manifest)
+  const problem = bindProblems(manifest)
+  if (problem) throw new PodctlError('EUSAGE', `invalid manifest: ${problem}`, 'see Documentation/manifest.md, "isolation"')
 }
 
 /** A new pod, left prepared (unlocked). */
