@@ -293,7 +293,7 @@ const sharedMountProblems = (c: Checker, apps: unknown[]): void => {
       const readOnly = m.readOnly === true
       if (!other) seen.set(norm, { volume: m.volume, readOnly, at })
       else if (other.volume !== m.volume || other.readOnly !== readOnly) {
-        c.add(join(at, 'path'), `with "isolation": "namespaces" the apps share their mounts, and ${other.at} mounts ${JSON.stringify(other.volume)} at ${JSON.stringify(m.path)}${other.readOnly ? ' read-only' : ''}; use the same volume and readOnly, or another path`)
+        c.add(join(at, 'path'), `with "isolation": "namespaces" the apps share their mounts, and ${other.at} mounts ${JSON.stringify(other.volume)} at ${JSON.stringify(norm)}${other.readOnly ? ' read-only' : ''}; use the same volume and readOnly, or another path`)
       }
     })
   })
