@@ -92,6 +92,8 @@ export const emptyRecord = (uuid: string): PodRecord => ({
   gc_marked_at: null,
   pid: null,
   mutable: false,
+  isolation: 'host',
+  network: 'host',
   exit_code: null,
   labels: {},
   annotations: {},

@@ -34,6 +34,8 @@ t.test('initialRecord', async (t) => {
     gc_marked_at: null,
     pid: null,
     mutable: true,
+    isolation: 'host',
+    network: 'host',
     exit_code: null,
     labels: { a: 'b' },
     annotations: {},
