@@ -13,7 +13,7 @@ import { writeFileAtomic } from '../fs/atomic.js'
 import { DIR_MODE } from '../fs/modes.js'
 import { networkOf, type PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
-import { procStart } from '../proc/identity.js'
+import { procStart, sameProcess } from '../proc/identity.js'
 import {
   bindTargetProblem,
   holderArgs,
@@ -177,10 +177,13 @@ export class PodNamespaces {
   async close(): Promise<void> {
     // End of file on fd 3 ends pid 1; SIGKILL to it too, should it be stuck.
     ;(this.child.stdio[3] as { destroy?: () => void } | null)?.destroy?.()
-    try {
-      process.kill(this.pid, 'SIGKILL')
-    } catch {
-      // gone already
+    // Only the holder itself: after a long run its pid may have been reused, if it died before.
+    if (sameProcess(this.pid, this.start)) {
+      try {
+        process.kill(this.pid, 'SIGKILL')
+      } catch {
+        // gone already
+      }
     }
     await this.#exited
   }
