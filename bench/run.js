@@ -28,6 +28,7 @@
 //   BENCH_FLEET=0               skip the fleet benchmark (bench/fleet.js: a
 //                               3-member etcd; skipped without the etcd binary)
 //   BENCH_KEEP=1                keep the temp data dirs (prints where)
+//   BENCH_ISOLATION=0           skip the isolation benchmark (bench/isolation.js)
 //   BENCH_RUN=0                 skip the run benchmark (bench/run-bench.js:
 //                               run -- /bin/true, SIGKILL of a supervisor,
 //                               run --detach throughput; its own variables
@@ -45,6 +46,7 @@ import { formatRemoveTable, measureRemoveStyles } from './remove-styles.js'
 import { formatStreaming, measureStreaming } from './stream.js'
 import { controllerRows, formatControllerTable, measureController } from './controller.js'
 import { printRunTable, runBenchmarks } from './run-bench.js'
+import { measureIsolation } from './isolation.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const BIN = path.resolve(here, '..', 'bin', 'podctl')
@@ -334,6 +336,8 @@ const main = async () => {
   const controller = CONTROLLER ? await measureController({ pods: GC_N, log }) : undefined
   // The run benchmark (issue 3): its own data dir, its own table.
   const run = RUN ? await runBenchmarks({ dataDir: path.join(root, 'run'), log }) : undefined
+  // Isolated pods (issue 11): their run against a plain one, interleaved.
+  const isolation = process.env.BENCH_ISOLATION !== '0' ? await measureIsolation({ log }) : undefined
   load.push({ at: 'end', loadavg: os.loadavg().map((x) => round(x, 2)) })
   const maxLoad = Math.max(...load.map((l) => l.loadavg[0]))
 
@@ -422,12 +426,16 @@ const main = async () => {
     process.stdout.write(`\nrun (issue 3)${g ? ` at ${g.commit}${g.lib_dirty ? ' with uncommitted changes in lib/' : ''}` : ''}:\n`)
     printRunTable(process.stdout, run)
   }
+  if (isolation) {
+    process.stdout.write(`\nisolation (issue 11): run -- /bin/true ${isolation.host_ms} ms, run --isolation namespaces -- /bin/true ${isolation.namespaces_ms} ms: ${isolation.ratio}× (target ≤ 1.3: ${isolation.ratio <= 1.3 ? 'PASS' : 'MISS'}; medians of ${isolation.reps})\n`)
+  }
 
   fs.mkdirSync(WORK, { recursive: true })
   const results = {
     date: new Date().toISOString(),
     duration_s: round((Date.now() - started) / 1000),
     machine,
+    isolation,
     config: { sizes: SIZES, reps: REPS, per_round: PER_ROUND, gc_reps: GC_REPS, gc_n: GC_N, io_reps: IO_REPS },
     table: rows.map((r) => ({ ...r, median: round(r.median), floor: round(r.floor), ratio: round(r.ratio, 3) })),
     table_markdown: formatMarkdown(rows),

@@ -149,6 +149,9 @@ export interface PodInputOptions {
   uuidFileSave?: string
   /** USER[:GROUP] of a one-app pod made from `-- CMD`. */
   user?: string
+  /** CONTRACT §9, for a pod made from `-- CMD`. */
+  isolation?: 'host' | 'namespaces'
+  network?: 'host' | 'none'
 }
 
 /** Adds the pod-input options to a command (prepare, run): a manifest, or a command after `--`. */
@@ -159,4 +162,6 @@ export const addPodInputOptions = (cmd: Command): Command =>
     .option('-e, --env <KEY=VALUE>', 'set an environment variable in every app (repeatable)', collect)
     .option('--uuid-file-save <file>', 'also write the pod UUID to this file')
     .option('--user <user[:group]>', 'with -- CMD: run the app as this user (and group), by name or number (root only)')
+    .addOption(new Option('--isolation <isolation>', 'with -- CMD: "host" (host processes) or "namespaces" (the pod\'s own Linux namespaces)').choices(['host', 'namespaces']))
+    .addOption(new Option('--network <network>', 'with -- CMD and --isolation namespaces: "host" or "none" (loopback only)').choices(['host', 'none']))
     .argument('[command...]', 'after --: the program and arguments of a one-app pod')

@@ -57,11 +57,21 @@ export const manifestFromInputs = (
   if (opts.manifest !== undefined && opts.user !== undefined) {
     throw new PodctlError('EUSAGE', '--user is for a pod made from a command after --', 'in a manifest, give each app its "user" and "group"')
   }
+  for (const flag of ['isolation', 'network'] as const) {
+    if (opts.manifest !== undefined && opts[flag] !== undefined) {
+      throw new PodctlError('EUSAGE', `--${flag} is for a pod made from a command after --`, `in a manifest, give the pod its "${flag}"`)
+    }
+  }
   let m: PodManifest
   if (opts.manifest !== undefined) {
     m = parsePodManifest(readUserFile(opts.manifest, MAX_MANIFEST_BYTES, 'manifest').toString('utf8'))
   } else if (command.length > 0) {
-    m = { apiVersion: API_VERSION, apps: [{ name: appNameFor(command[0]!), exec: command, ...userOf(opts.user) }] }
+    m = {
+      apiVersion: API_VERSION,
+      ...(opts.isolation !== undefined ? { isolation: opts.isolation } : {}),
+      ...(opts.network !== undefined ? { network: opts.network } : {}),
+      apps: [{ name: appNameFor(command[0]!), exec: command, ...userOf(opts.user) }],
+    }
   } else {
     throw new PodctlError('EUSAGE', 'nothing to run: give --manifest FILE (or - for stdin), or a command after --', `for example: podctl ${commandName} -- sleep 60`)
   }

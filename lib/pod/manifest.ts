@@ -52,12 +52,23 @@ export type Volume =
   | { name: string; kind: 'files'; files: Record<string, ProjectedFile> }
   | { name: string; kind: 'persistent'; claim: string; readOnly?: boolean; accessMode?: AccessModeName; class?: string; size?: string }
 
+/** How a pod's apps are isolated (CONTRACT §9): host processes, or one set of Linux namespaces. */
+export type Isolation = 'host' | 'namespaces'
+/** A pod's network: the host's, or (with namespaces) its own with loopback only. */
+export type Network = 'host' | 'none'
+export const ISOLATIONS: readonly Isolation[] = ['host', 'namespaces']
+export const NETWORKS: readonly Network[] = ['host', 'none']
+
 export interface PodManifest {
   apiVersion: typeof API_VERSION
   name?: string
   labels?: Record<string, string>
   annotations?: Record<string, string>
   mutable?: boolean
+  /** "host" when absent. */
+  isolation?: Isolation
+  /** "host" when absent; "none" needs isolation "namespaces". */
+  network?: Network
   apps: App[]
   volumes?: Volume[]
 }
@@ -187,7 +198,7 @@ export const join = (at: string, key: string | number): string =>
 
 const APP_FIELDS = ['name', 'type', 'exec', 'env', 'workingDirectory', 'mounts', 'user', 'group'] as const
 const MOUNT_FIELDS = ['volume', 'path', 'readOnly'] as const
-const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'apps', 'volumes'] as const
+const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'isolation', 'network', 'apps', 'volumes'] as const
 
 /** The pod's part of a volume: a name, which mounts refer to; its kind and what that needs are volume rules. */
 const checkVolumeEntry = (c: Checker, v: unknown, at: string): void => {
@@ -266,6 +277,29 @@ const checkApp = (c: Checker, a: unknown, at: string, volumeNames: Set<string> |
 }
 
 /**
+ * With namespaces, the apps of a pod share one mount namespace, so a mount
+ * path is one mount for all of them: two apps may use the same path only
+ * for the same volume, both read-only or both not.
+ */
+const sharedMountProblems = (c: Checker, apps: unknown[]): void => {
+  const seen = new Map<string, { volume: unknown; readOnly: boolean; at: string }>()
+  apps.forEach((a, i) => {
+    if (!isObj(a) || !Array.isArray(a.mounts)) return
+    a.mounts.forEach((m: unknown, j) => {
+      if (!isObj(m) || typeof m.path !== 'string' || !m.path.startsWith('/')) return
+      const norm = path.posix.normalize(m.path).replace(/(.)\/+$/, '$1')
+      const at = join(join(join('apps', i), 'mounts'), j)
+      const other = seen.get(norm)
+      const readOnly = m.readOnly === true
+      if (!other) seen.set(norm, { volume: m.volume, readOnly, at })
+      else if (other.volume !== m.volume || other.readOnly !== readOnly) {
+        c.add(join(at, 'path'), `with "isolation": "namespaces" the apps share their mounts, and ${other.at} mounts ${JSON.stringify(other.volume)} at ${JSON.stringify(norm)}${other.readOnly ? ' read-only' : ''}; use the same volume and readOnly, or another path`)
+      }
+    })
+  })
+}
+
+/**
  * Validates a parsed manifest. Returns every problem found; an empty list
  * means `value` is a PodManifest.
  */
@@ -281,6 +315,15 @@ export const manifestProblems = (value: unknown, opts: ValidateOptions = {}): Ma
   if (value.labels !== undefined) c.stringMap(value.labels, 'labels')
   if (value.annotations !== undefined) c.stringMap(value.annotations, 'annotations')
   if (value.mutable !== undefined) c.bool(value.mutable, 'mutable')
+  if (value.isolation !== undefined && !ISOLATIONS.includes(value.isolation as Isolation)) {
+    c.add('isolation', `must be "host" or "namespaces", not ${describe(value.isolation)}`)
+  }
+  if (value.network !== undefined && !NETWORKS.includes(value.network as Network)) {
+    c.add('network', `must be "host" or "none", not ${describe(value.network)}`)
+  } else if (value.network === 'none' && value.isolation !== 'namespaces') {
+    // Only a pod with its own namespaces can have its own network.
+    c.add('network', '"none" needs "isolation": "namespaces"')
+  }
 
   let volumeNames: Set<string> | undefined = new Set()
   if (value.volumes !== undefined) {
@@ -314,6 +357,7 @@ export const manifestProblems = (value: unknown, opts: ValidateOptions = {}): Ma
       }
     })
   }
+  if (value.isolation === 'namespaces' && Array.isArray(apps)) sharedMountProblems(c, apps)
   const wellFormed = c.problems.length === 0
   for (const rule of opts.rules ?? []) c.problems.push(...rule(value as unknown as PodManifest, wellFormed))
   return c.problems
@@ -346,6 +390,11 @@ export const parseManifestJson = (text: string): unknown => {
 
 /** Parses manifest text (JSON) and validates it. */
 export const parseManifest = (text: string, opts: ValidateOptions = {}): PodManifest => validateManifest(parseManifestJson(text), opts)
+
+/** The isolation of a pod: "host" unless the manifest says otherwise. */
+export const isolationOf = (m: Pick<PodManifest, 'isolation'>): Isolation => m.isolation ?? 'host'
+/** The network of a pod: "host" unless the manifest says otherwise. */
+export const networkOf = (m: Pick<PodManifest, 'network'>): Network => m.network ?? 'host'
 
 /** The type an app runs as: "regular" when the manifest does not say. */
 export const appType = (a: App): AppType => a.type ?? 'regular'

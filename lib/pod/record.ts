@@ -8,7 +8,7 @@
 import path from 'node:path'
 import { writeFileAtomic } from '../fs/atomic.js'
 import { MAX_RECORD_BYTES, readOwnFile, type OwnFile } from '../fs/read.js'
-import { appType, type App, type AppType, type PodManifest } from './manifest.js'
+import { appType, isolationOf, networkOf, type App, type AppType, type Isolation, type Network, type PodManifest } from './manifest.js'
 
 export type AppState = 'created' | 'running' | 'exited' | 'unknown'
 
@@ -33,10 +33,16 @@ export interface PodRecord {
   /** The supervisor's pid while it lives, else the last one. */
   pid: number | null
   mutable: boolean
+  /** CONTRACT §9; a record written before there was isolation has neither, and means "host". */
+  isolation?: Isolation
+  network?: Network
   exit_code: number | null
   labels: Record<string, string>
   annotations: Record<string, string>
   apps: AppRecord[]
+  /** The host pid and start time of the pod's first process (the namespaces' holder) while it runs. */
+  holder_pid?: number | null
+  holder_start?: string | null
   /** When the supervisor declared itself ready (all regular apps started). */
   ready_at?: string | null
   /** Why the supervisor itself failed, when it did (CONTRACT §10). */
@@ -58,6 +64,8 @@ export const initialRecord = (uuid: string, m: PodManifest, createdAt: Date): Po
   gc_marked_at: null,
   pid: null,
   mutable: m.mutable === true,
+  isolation: isolationOf(m),
+  network: networkOf(m),
   exit_code: null,
   labels: { ...(m.labels ?? {}) },
   annotations: { ...(m.annotations ?? {}) },
@@ -84,6 +92,8 @@ export const emptyRecord = (uuid: string): PodRecord => ({
   gc_marked_at: null,
   pid: null,
   mutable: false,
+  isolation: 'host',
+  network: 'host',
   exit_code: null,
   labels: {},
   annotations: {},
@@ -104,6 +114,8 @@ const isBool: Check = (v) => typeof v === 'boolean'
 const stringMap: Check = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every(isStr)
 const oneOf = (...xs: string[]): Check => (v) => typeof v === 'string' && xs.includes(v)
 
+const optional = (check: Check): Check => (v) => v === undefined || check(v)
+
 const RECORD_FIELDS: Record<string, Check> = {
   uuid: isStr,
   name: strOrNull,
@@ -112,6 +124,8 @@ const RECORD_FIELDS: Record<string, Check> = {
   gc_marked_at: strOrNull,
   pid: intOrNull,
   mutable: isBool,
+  isolation: optional(oneOf('host', 'namespaces')),
+  network: optional(oneOf('host', 'none')),
   exit_code: intOrNull,
   labels: stringMap,
   annotations: stringMap,
@@ -192,13 +206,16 @@ type StoredRecord = Omit<PodRecord, 'ready_at'> & {
   private?: Record<string, unknown> & { app_pid_start?: Record<string, string> }
 }
 
-const PUBLIC_KEYS = ['uuid', 'name', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'exit_code', 'labels', 'annotations', 'apps'] as const
+const PUBLIC_KEYS = ['uuid', 'name', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'exit_code', 'labels', 'annotations', 'apps'] as const
 const APP_PUBLIC_KEYS = ['name', 'type', 'state', 'pid', 'started_at', 'finished_at', 'exit_code'] as const
 
 /** A record as stored in pod.json (one line). */
 export const recordText = (r: PodRecord): string => {
   const out: Record<string, unknown> = {}
   for (const k of PUBLIC_KEYS) out[k] = r[k]
+  // Always written, so that list can copy the record's bytes (view.ts).
+  out.isolation = r.isolation ?? 'host'
+  out.network = r.network ?? 'host'
   out.apps = r.apps.map((a) => {
     const o: Record<string, unknown> = {}
     for (const k of APP_PUBLIC_KEYS) o[k] = a[k]

@@ -25,6 +25,8 @@ export interface PodView {
   gc_marked_at: string | null
   pid: number | null
   mutable: boolean
+  isolation: 'host' | 'namespaces'
+  network: 'host' | 'none'
   exit_code: number | null
   labels: Record<string, string>
   annotations: Record<string, string>
@@ -52,6 +54,8 @@ export const podView = (pod: Pod): PodView => {
     gc_marked_at: r.gc_marked_at,
     pid: r.pid,
     mutable: r.mutable,
+    isolation: r.isolation ?? 'host',
+    network: r.network ?? 'host',
     exit_code: r.exit_code,
     labels: r.labels,
     annotations: r.annotations,
@@ -91,7 +95,8 @@ const UUID_KEY = '{"uuid":"'
 const NAME_KEY = '","name":'
 const NAME_END = UUID_KEY.length + 36 + NAME_KEY.length
 // The keys podctl writes after "name", in the order it writes them (record.ts).
-const LATER_KEYS = ['created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'exit_code', 'labels', 'annotations', 'apps'].map((k) => `,"${k}":`)
+// A record of an older podctl has no "isolation" or "network": it goes through podView.
+const LATER_KEYS = ['created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'exit_code', 'labels', 'annotations', 'apps'].map((k) => `,"${k}":`)
 
 /**
  * Whether the record has every key, in podctl's order, and a list of apps

@@ -5,7 +5,8 @@
  * prepared or, with its volumes set up, moved to run/ for this process to
  * supervise. Whatever fails on the way leaves nothing behind.
  */
-import type { PodManifest } from '../pod/manifest.js'
+import { PodctlError } from '../errors.js'
+import { isolationOf, type PodManifest } from '../pod/manifest.js'
 import { checkUUIDFileSave, writeUUIDToFile, type Pod } from '../pod/pod.js'
 import { createPod, discard } from '../pod/prepare.js'
 import type { EnsureBoundOptions } from '../volume/binder.js'
@@ -13,6 +14,7 @@ import { bindPodClaims, createPodClaims, fleetClaimsOf, withPodFleet } from '../
 import type { FleetStore } from '../volume/fleet-store.js'
 import { checkVolumeSources, setUpPodVolumes, tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { checkOpenFiles } from './budget.js'
+import { bindProblems, requireNamespaceSupport } from './pod-namespaces.js'
 
 export interface NewPodOptions {
   /** Also write the UUID here (--uuid-file-save). */
@@ -29,6 +31,7 @@ export interface NewPodOptions {
 const create = (dataDir: string, manifest: PodManifest, opts: NewPodOptions, finish: (pod: Pod, fleet: FleetStore | undefined) => void | Promise<void>): Promise<Pod> =>
   withPodFleet(manifest, opts.claims, async (fleet) => {
     if (opts.uuidFileSave !== undefined) checkUUIDFileSave(opts.uuidFileSave)
+    if (isolationOf(manifest) === 'namespaces') checkIsolation(manifest)
     if (manifest.volumes?.length) {
       checkVolumeSources(dataDir, manifest, fleet ? await fleetClaimsOf(fleet, manifest) : undefined)
       await createPodClaims(dataDir, manifest, fleet)
@@ -43,6 +46,17 @@ const create = (dataDir: string, manifest: PodManifest, opts: NewPodOptions, fin
     }
     return pod
   })
+
+/**
+ * What a pod with namespaces needs of this host: the support (EFAILED,
+ * exit 1, naming what is missing) and its mount points (EUSAGE, like a
+ * host source that does not exist).
+ */
+const checkIsolation = (manifest: PodManifest): void => {
+  requireNamespaceSupport(manifest)
+  const problem = bindProblems(manifest)
+  if (problem) throw new PodctlError('EUSAGE', `invalid manifest: ${problem}`, 'see Documentation/manifest.md, "isolation"')
+}
 
 /** A new pod, left prepared (unlocked). */
 export const prepareNewPod = (dataDir: string, manifest: PodManifest, opts: NewPodOptions = {}): Promise<Pod> =>

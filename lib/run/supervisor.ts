@@ -13,7 +13,7 @@ import path from 'node:path'
 import { resourceReason } from '../fs/errors.js'
 import { DIR_MODE } from '../fs/modes.js'
 import { MAX_MANIFEST_BYTES, readOwnText } from '../fs/read.js'
-import { AppTypeMask, parseManifest, visitApps, type App, type PodManifest } from '../pod/manifest.js'
+import { AppTypeMask, isolationOf, parseManifest, visitApps, type App, type PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { podEnvMark } from '../pod/reap.js'
 import { MANIFEST_FILE, isoTime, newAppRecord, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
@@ -23,6 +23,7 @@ import { killGroup } from '../proc/signal.js'
 import { appLaunch, type Launch } from './app-launch.js'
 import { GUARDIAN_FD, guardedSpawnArgs } from './guardian.js'
 import { LogWriter } from './log-writer.js'
+import { PodNamespaces } from './pod-namespaces.js'
 import { REQUESTS_DIR, takeRequests, type AppRequest } from './requests.js'
 
 /** Where app output goes besides its log (the terminal, in the foreground). */
@@ -83,6 +84,8 @@ export class Supervisor {
   readonly #running = new Map<string, RunningApp>()
   #stopping: NodeJS.Signals | undefined
   #stopWaiters: (() => void)[] = []
+  /** The pod's namespaces, with "isolation": "namespaces". */
+  #ns: PodNamespaces | undefined
 
   /** `pod` must be locked in run/ by this process (pod.toRun()). */
   constructor(pod: Pod, manifest: PodManifest, opts: SupervisorOptions = {}) {
@@ -142,6 +145,7 @@ export class Supervisor {
     for (const [s, h] of handlers) process.on(s, h)
     try {
       this.#save()
+      if (isolationOf(this.manifest) === 'namespaces') await this.#startNamespaces()
       const initOk = await this.#runInitApps()
       if (initOk && !this.#stopping) await this.#runRegularApps()
       else this.#record.ready_at = null
@@ -157,8 +161,18 @@ export class Supervisor {
     } finally {
       for (const [s, h] of handlers) process.off(s, h)
       this.#opts.output?.flush?.()
+      // Before the lock goes: a pod read as exited has no process left in its namespaces.
+      await this.#ns?.close()
       this.pod.close()
     }
+  }
+
+  /** Makes the pod's namespaces, held by its first process, and records that process. */
+  async #startNamespaces(): Promise<void> {
+    this.#ns = await PodNamespaces.start(this.pod, this.manifest)
+    this.#record.holder_pid = this.#ns.pid
+    this.#record.holder_start = this.#ns.start
+    this.#save()
   }
 
   async #runInitApps(): Promise<boolean> {
@@ -315,11 +329,14 @@ export class Supervisor {
     const appLog = log
     // Each app leads its own process group, so that a signal reaches the
     // app's children too and the terminal's Ctrl-C reaches only podctl,
-    // which forwards it. Its guardian is born with it (guardian.ts).
+    // which forwards it. Its guardian is born with it (guardian.ts); in a
+    // pod with namespaces the pod's first process is the guardian of all.
     const forksBefore = forkCount()
-    const [file, args] = guardedSpawnArgs(app.exec[0]!, app.exec.slice(1))
     const { cwd, env, user } = launch
-    const child = spawn(file, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], ...(user ? { uid: user.uid, gid: user.gid } : {}) })
+    const ns = this.#ns
+    const child = ns
+      ? spawn(...ns.joinArgs(app.exec[0]!, app.exec.slice(1), { cwd, ...(user ? { uid: user.uid, gid: user.gid } : {}) }), { cwd: '/', env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(...guardedSpawnArgs(app.exec[0]!, app.exec.slice(1)), { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], ...(user ? { uid: user.uid, gid: user.gid } : {}) })
     const spawnedAt = child.pid !== undefined && forksBefore !== undefined ? { pid: child.pid, forksBefore } : undefined
     // A spawn that failed at once (EMFILE, EAGAIN) has no pipes; its 'error' event follows.
     const guardianPipe = child.stdio?.[GUARDIAN_FD]
@@ -422,6 +439,8 @@ export class Supervisor {
     // What only a live supervisor needs goes: an ended pod's record is
     // exactly its CONTRACT §5 view, which list copies without parsing.
     this.#record.ready_at = null
+    this.#record.holder_pid = null
+    this.#record.holder_start = null
     for (const a of this.#record.apps) if (a.state !== 'running') a.pid_start = null
     this.#save()
     return code

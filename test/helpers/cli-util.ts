@@ -186,6 +186,8 @@ export const POD_KEYS = [
   'gc_marked_at',
   'pid',
   'mutable',
+  'isolation',
+  'network',
   'exit_code',
   'labels',
   'annotations',
@@ -233,6 +235,8 @@ export const podShapeProblems = (v: unknown): string[] => {
   intOrNull('pid', o.pid)
   intOrNull('exit_code', o.exit_code)
   if (typeof o.mutable !== 'boolean') p.push(`mutable=${JSON.stringify(o.mutable)}`)
+  if (o.isolation !== 'host' && o.isolation !== 'namespaces') p.push(`isolation=${JSON.stringify(o.isolation)}`)
+  if (o.network !== 'host' && o.network !== 'none') p.push(`network=${JSON.stringify(o.network)}`)
   strMap('labels', o.labels)
   strMap('annotations', o.annotations)
   if (!Array.isArray(o.apps)) p.push('apps is not an array')

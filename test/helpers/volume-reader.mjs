@@ -16,7 +16,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 
-const root = process.env.PODCTL_APP_ROOT
+// READER_ROOT: where an isolated pod mounts cfg/ and out/ (its own /tmp), instead of the app root.
+const root = process.env.READER_ROOT ?? process.env.PODCTL_APP_ROOT
 const cfg = path.join(root, 'cfg')
 const out = path.join(root, 'out')
 const FILES = ['a', 'b', 'c', 'd/e']

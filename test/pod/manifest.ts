@@ -49,7 +49,7 @@ t.test('not an object', async (t) => {
 })
 
 t.test('unknown fields are errors at every level', async (t) => {
-  problems(t, man({ extra: 1 }), [['extra', 'unknown field (allowed: apiVersion, name, labels, annotations, mutable, apps, volumes)']], 'top level')
+  problems(t, man({ extra: 1 }), [['extra', 'unknown field (allowed: apiVersion, name, labels, annotations, mutable, isolation, network, apps, volumes)']], 'top level')
   problems(t, man({ 'a b': 1 }), [['["a b"]', /^unknown field/]], 'a key that is not an identifier is quoted')
   problems(t, man({ apps: [app({ image: 'x' })] }), [['apps[0].image', 'unknown field (allowed: name, type, exec, env, workingDirectory, mounts, user, group)']], 'app')
   problems(
@@ -105,6 +105,31 @@ t.test('labels and annotations are string maps', async (t) => {
 
 t.test('mutable', async (t) => {
   problems(t, man({ mutable: 'yes' }), [['mutable', 'must be true or false, not string "yes"']])
+})
+
+t.test('isolation and network (CONTRACT §9)', async (t) => {
+  for (const isolation of ['host', 'namespaces']) ok(t, man({ isolation }), isolation)
+  ok(t, man({ isolation: 'namespaces', network: 'none' }), 'namespaces with network none')
+  ok(t, man({ isolation: 'namespaces', network: 'host' }), 'namespaces with the host network')
+  problems(t, man({ isolation: 'vm' }), [['isolation', 'must be "host" or "namespaces", not string "vm"']])
+  problems(t, man({ isolation: true }), [['isolation', 'must be "host" or "namespaces", not boolean true']])
+  problems(t, man({ isolation: 'namespaces', network: 'bridge' }), [['network', 'must be "host" or "none", not string "bridge"']])
+  problems(t, man({ network: 'none' }), [['network', '"none" needs "isolation": "namespaces"']], 'network none without namespaces')
+  problems(t, man({ isolation: 'host', network: 'none' }), [['network', '"none" needs "isolation": "namespaces"']], 'network none with host isolation')
+})
+
+t.test('with namespaces, apps that share a mount path agree on it', async (t) => {
+  const two = (a: Record<string, unknown>, b: Record<string, unknown>, isolation = 'namespaces'): Record<string, unknown> =>
+    man({
+      isolation,
+      volumes: [vol({ name: 'x' }), vol({ name: 'y' })],
+      apps: [app({ name: 'a', mounts: [{ path: '/tmp/d', ...a }] }), app({ name: 'b', mounts: [{ path: '/tmp/d/', ...b }] })],
+    })
+  ok(t, two({ volume: 'x' }, { volume: 'x' }), 'the same volume, both writable')
+  ok(t, two({ volume: 'x', readOnly: true }, { volume: 'x', readOnly: true }), 'the same volume, both read-only')
+  ok(t, two({ volume: 'x' }, { volume: 'y' }, 'host'), 'with host isolation each app has its own view')
+  problems(t, two({ volume: 'x' }, { volume: 'y' }), [['apps[1].mounts[0].path', /share their mounts, and apps\[0\]\.mounts\[0\] mounts "x" at "\/tmp\/d"/]], 'two volumes at one path')
+  problems(t, two({ volume: 'x', readOnly: true }, { volume: 'x' }), [['apps[1].mounts[0].path', /mounts "x" at "\/tmp\/d" read-only/]], 'read-only and writable at one path')
 })
 
 t.test('apps', async (t) => {
