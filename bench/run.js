@@ -25,8 +25,9 @@
 //                               (bench/remove-styles.js) over BENCH_GC_N pods;
 //                               0 skips it
 //   BENCH_CONTROLLER=0          skip the controller benchmark (bench/controller.js)
-//   BENCH_FLEET=0               skip the fleet benchmark (bench/fleet.js: a
-//                               3-member etcd; skipped without the etcd binary)
+//   BENCH_FLEET=0               skip the fleet benchmarks (bench/fleet.js and
+//                               bench/fleet-claims.js: a 3-member etcd;
+//                               skipped without the etcd binary)
 //   BENCH_KEEP=1                keep the temp data dirs (prints where)
 //   BENCH_ISOLATION=0           skip the isolation benchmark (bench/isolation.js)
 //   BENCH_RUN=0                 skip the run benchmark (bench/run-bench.js:
@@ -460,6 +461,9 @@ try {
     console.log('\n## The fleet (bench/fleet.js)\n')
     const r = spawnSync(process.execPath, [path.join(here, 'fleet.js')], { stdio: 'inherit' })
     if (r.status !== 0) process.exitCode = 1
+    console.log("\n## The fleet's claims and leader (bench/fleet-claims.js)\n")
+    const c = spawnSync(process.execPath, [path.join(here, 'fleet-claims.js')], { stdio: 'inherit' })
+    if (c.status !== 0) process.exitCode = 1
   }
 } catch (er) {
   console.error(`bench: crashed: ${er instanceof Error ? er.stack : er}`)

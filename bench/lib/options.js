@@ -3,7 +3,7 @@
 // ones it knows.
 import { parseArgs } from 'node:util'
 
-const STRINGS = ['pods', 'reps', 'base', 'only', 'dir', 'mb', 'child', 'child-way', 'child-list', 'claims', 'exec-claims', 'failovers', 'idle-s']
+const STRINGS = ['pods', 'reps', 'base', 'only', 'dir', 'mb', 'child', 'child-way', 'child-list', 'claims', 'exec-claims', 'failovers', 'idle-s', 'kills', 'nodes', 'sim-nodes', 'sim-pods', 'churn', 'sim-s']
 const FLAGS = ['json', 'run-child']
 
 let values

@@ -126,6 +126,8 @@ export class Cluster {
       .split('\n')[0]!
       .replace(/[.\s]*Resolution note:\s*$/, '')
     const where = this.options.endpoints.join(', ')
+    // etcd answered: the lease is gone (its TTL ran out while this process could not renew it).
+    if (/expired or revoked/.test(why)) return new PodctlError('EFAILED', `cannot ${what}: etcd says its lease ran out (${why})`)
     // etcd answered, and said no (a bad password, a permission): not a matter of reaching it.
     if (er instanceof Error && /auth|permission|user name|password/i.test(`${er.name} ${why}`)) {
       return new PodctlError('EFAILED', `cannot ${what}: etcd at ${where} refused podctl (${why})`, 'check PODCTL_CLUSTER_USER and PODCTL_CLUSTER_PASSWORD, and the user\'s role in etcd')
@@ -173,11 +175,12 @@ export class Cluster {
 
   /**
    * One transaction: the writes happen, all of them, only if every guard
-   * holds at once (etcd's Txn: If(compares) Then(ops)). Whether they did.
-   * A call that timed out may still have been applied: callers read again
-   * before they decide anything on it.
+   * holds at once (etcd's Txn: If(compares) Then(ops)). The revision it
+   * made (each key it put now has that mod revision), or undefined when a
+   * guard failed. A call that timed out may still have been applied:
+   * callers read again before they decide anything on it.
    */
-  async commit(guards: Guard[], writes: Write[]): Promise<boolean> {
+  async commit(guards: Guard[], writes: Write[]): Promise<string | undefined> {
     return this.#call(`write ${writes.map((w) => ('put' in w ? w.put : w.delete)).join(', ')}`, async (c) => {
       const p = this.options.prefix
       let txn: import('etcd3').ComparatorBuilder | undefined
@@ -188,7 +191,7 @@ export class Cluster {
       txn ??= c.if(p, 'Version', '>', -1) // no guard: always true
       const ops = writes.map((w) => ('put' in w ? (w.lease ?? c).put(p + w.put).value(w.value) : c.delete().key(p + w.delete)))
       const r = await txn.then(...ops).commit()
-      return r.succeeded
+      return r.succeeded ? r.header.revision : undefined
     })
   }
 

@@ -1,11 +1,13 @@
 /**
- * `podctl controller`: seed 004's ProvisionController with the data dir in
- * the place of the API server. It elects a leader through the lease
- * (lib/volume/lease.ts); the leader binds pending claims and reclaims
- * released volumes through the same binder the commands use inline, so
- * exactly-once rests on the claim and volume locks, not on who runs.
+ * `podctl controller`: seed 004's ProvisionController with a store in the
+ * place of the API server: the data dir's claims and volumes, or the
+ * fleet's in etcd (stores.ts). It elects a leader (leader.ts: the data
+ * dir's lease file, or the fleet's etcd lease); the leader binds pending
+ * claims and reclaims released volumes through the same binder the
+ * commands use inline, so exactly-once rests on the claim and volume
+ * locks, not on who runs.
  *
- * Work arrives from a file-system watch of claims/ and volumes/ (at once),
+ * Work arrives from a watch of the store's claims and volumes (at once),
  * a full relist every resync period, and per-object retry timers (the
  * claim's retry_at, the seed's exponential backoff). `threadiness` claim
  * workers and as many volume workers take keys from two queues, one key

@@ -16,7 +16,7 @@
 import fs from 'node:fs'
 import type { Cluster, ClusterLease } from '../cluster/client.js'
 import { PodctlError } from '../errors.js'
-import { locksDir, POD_DIRS, stateDirPath } from '../pod/layout.js'
+import { ensureDataDir, locksDir, POD_DIRS, stateDirPath } from '../pod/layout.js'
 import { podView, type PodView } from '../pod/view.js'
 import { Include, listPods } from '../pod/walk.js'
 
@@ -137,6 +137,8 @@ export class FleetPublisher {
   }
 
   async start(): Promise<void> {
+    // A new node's data dir has no state dirs yet, and a watch needs them: made first, as run would.
+    ensureDataDir(this.#dataDir)
     // A pod moves between state dirs, or its lock comes and goes (a running
     // pod that exits stays in run/): either is a change of its state.
     for (const dir of [...POD_DIRS.map((d) => stateDirPath(this.#dataDir, d)), locksDir(this.#dataDir)]) {

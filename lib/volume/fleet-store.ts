@@ -204,13 +204,14 @@ export class FleetStore {
   async saveClaim(c: VolumeClaim, rev: string, lock: Guard, event?: { type: EventType; reason: EventReason; message: string }): Promise<Stored<VolumeClaim>> {
     const next = event ? { ...c, events: withEvent(c.events, event.type, event.reason, event.message) } : c
     const key = `claims/${c.name}`
-    if (!(await this.cluster.commit([{ key, mod: rev }, lock], [{ put: key, value: JSON.stringify(next) }]))) throw new FleetConflict(`volume claim ${c.name}`)
-    const now = await this.findClaim(c.name)
-    if (!now) throw new FleetConflict(`volume claim ${c.name}`)
-    return now
+    const made = await this.cluster.commit([{ key, mod: rev }, lock], [{ put: key, value: JSON.stringify(next) }])
+    if (made === undefined) throw new FleetConflict(`volume claim ${c.name}`)
+    return { value: next, rev: made }
   }
 
   close(): void {
+    clearInterval(this.#renew)
+    void this.#session?.then((l) => l.revoke()).catch(() => {})
     this.cluster.close()
   }
 
@@ -219,35 +220,59 @@ export class FleetStore {
     return (await this.cluster.get(ELECTION_KEY)) !== undefined
   }
 
+  #session: Promise<Awaited<ReturnType<Cluster['grantLease']>>> | undefined
+  #renew: NodeJS.Timeout | undefined
+
+  /**
+   * The lease this process's lock keys live under (etcd's
+   * concurrency.Session): granted once, renewed every third of its TTL
+   * while the store is open. When a renewal fails it is dropped, and the
+   * next lock gets a new one; the keys of the old one have gone with it,
+   * which is what the lock guards of their holders then find.
+   */
+  #lockLease(): Promise<Awaited<ReturnType<Cluster['grantLease']>>> {
+    if (this.#session === undefined) {
+      const granted = this.cluster.grantLease(LOCK_TTL_S)
+      this.#session = granted
+      granted.catch(() => (this.#session = undefined))
+      clearInterval(this.#renew)
+      this.#renew = setInterval(() => {
+        void granted.then((l) => l.keepAlive()).catch(() => {
+          if (this.#session === granted) this.#session = undefined
+        })
+      }, (LOCK_TTL_S * 1000) / 3)
+      this.#renew.unref()
+    }
+    return this.#session
+  }
+
   /**
    * Runs `fn` holding the fleet lock `<kind>.<name>`, given the guard
    * every write under it must add; LockBusyError at once when another
-   * worker holds it. The lock is renewed while `fn` runs and revoked
-   * after it (a crash frees it within LOCK_TTL_S).
+   * worker holds it. The key is deleted after `fn` (only if it is still
+   * this one); a holder that dies frees it when its lease runs out.
    */
   async withLock<T>(kind: 'claim' | 'volume', name: string, fn: (lock: Guard) => Promise<T>): Promise<T> {
     const key = `locks/${kind}.${name}`
-    const lease = await this.cluster.grantLease(LOCK_TTL_S)
-    let renew: NodeJS.Timeout | undefined
-    try {
-      const value = JSON.stringify({ holder: this.identity, node: this.node, since: new Date().toISOString() })
-      if (!(await this.cluster.commit([{ key, created: '0' }], [{ put: key, value, lease: lease.lease }]))) {
-        const who = await this.cluster.get(key).catch(() => undefined)
-        let holder = ''
-        try {
-          holder = who ? ` (${(JSON.parse(who.value) as { holder: string }).holder})` : ''
-        } catch {
-          // a foreign value: named without its holder
-        }
-        throw new LockBusyError(`fleet ${kind} ${name}`, holder)
+    const lease = await this.#lockLease()
+    const value = JSON.stringify({ holder: this.identity, node: this.node, since: new Date().toISOString() })
+    // The revision the transaction made is the key's create revision.
+    const created = await this.cluster.commit([{ key, created: '0' }], [{ put: key, value, lease: lease.lease }])
+    if (created === undefined) {
+      const who = await this.cluster.get(key).catch(() => undefined)
+      let holder = ''
+      try {
+        holder = who ? ` (${(JSON.parse(who.value) as { holder: string }).holder})` : ''
+      } catch {
+        // a foreign value: named without its holder
       }
-      const held = await this.cluster.get(key)
-      if (held === undefined) throw new FleetConflict(`the lock of ${kind} ${name}`)
-      renew = setInterval(() => void lease.keepAlive().catch(() => {}), (LOCK_TTL_S * 1000) / 3)
-      return await fn({ key, created: held.createRevision })
+      throw new LockBusyError(`fleet ${kind} ${name}`, holder)
+    }
+    const lock: Guard = { key, created }
+    try {
+      return await fn(lock)
     } finally {
-      clearInterval(renew)
-      await lease.revoke().catch(() => {}) // unreachable: the lock expires with the lease
+      await this.cluster.commit([lock], [{ delete: key }]).catch(() => {}) // unreachable: it goes with the lease
     }
   }
 }

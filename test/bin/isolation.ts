@@ -265,14 +265,15 @@ for (const who of [root, other]) {
       const m = manifestFile(path.dirname(dir), {
         apiVersion: 'podctl/v1',
         isolation: 'namespaces',
-        apps: [{ name: 'reader', exec: [process.execPath, READER], env: { READER_ROOT: '/tmp' }, mounts: [{ volume: 'cfg', path: '/tmp/cfg', readOnly: true }, { volume: 'out', path: '/tmp/out' }] }],
+        // The reader goes in as a files volume: a checkout under /tmp (CI's clone) is hidden by the pod's private /tmp.
+        apps: [{ name: 'reader', exec: [process.execPath, '/tmp/prog/reader.mjs'], env: { READER_ROOT: '/tmp' }, mounts: [{ volume: 'prog', path: '/tmp/prog', readOnly: true }, { volume: 'cfg', path: '/tmp/cfg', readOnly: true }, { volume: 'out', path: '/tmp/out' }] }],
         volumes: [
+          { name: 'prog', kind: 'files', files: { 'reader.mjs': { content: fs.readFileSync(READER, 'utf8') } } },
           { name: 'cfg', kind: 'files', files: Object.fromEntries(Object.entries(files('0')).map(([k, x]) => [k, { content: x }])) },
           { name: 'out', kind: 'empty' },
         ],
       })
       fs.chmodSync(path.dirname(dir), 0o755)
-      fs.chmodSync(READER, 0o644)
       const up = run(dir, ['run', '--detach', '--manifest', m])
       t.equal(up.status, 0, up.stderr)
       const uuid = up.stdout.trim()
