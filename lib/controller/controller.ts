@@ -148,6 +148,7 @@ export class ProvisionController {
   async run(signal: AbortSignal): Promise<void> {
     const stopWatch = this.#opts.once ? () => {} : await this.#watch()
     const timers: NodeJS.Timeout[] = []
+    let stopVacancy = (): void => {}
     try {
       if (this.#opts.once) {
         if (await this.#elect()) {
@@ -158,6 +159,7 @@ export class ProvisionController {
       }
       await this.#elect()
       await this.#relist()
+      stopVacancy = this.#election.watchVacancy?.(() => void this.#elect()) ?? stopVacancy
       timers.push(setInterval(() => void this.#elect(), this.#opts.retryPeriod))
       timers.push(setInterval(() => void this.#relist(), this.#opts.resyncPeriod))
       // A safety net beside the watch: pending claims are few and cheap to list, and a command may be waiting on one.
@@ -167,6 +169,7 @@ export class ProvisionController {
     } finally {
       for (const t of timers) clearInterval(t)
       stopWatch()
+      stopVacancy()
       if (this.#leading && this.#opts.leaderElection) {
         try {
           await this.#election.release()

@@ -87,6 +87,13 @@ export class FleetElection implements LeaderElection {
     await lease?.revoke()
   }
 
+  watchVacancy(onVacant: () => void): () => void {
+    const stop = this.#cluster.watch(ELECTION_KEY, (key, deleted) => {
+      if (deleted && key === ELECTION_KEY && !this.#lease) onVacant()
+    })
+    return () => void stop().catch(() => {})
+  }
+
   stepDown(): void {
     const lease = this.#lease
     this.#lease = undefined

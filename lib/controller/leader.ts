@@ -16,6 +16,12 @@ export interface LeaderElection {
   stepDown(): void
   /** Where the lead is held, for the log: "the lease", "the fleet's lease". */
   readonly what: string
+  /**
+   * Calls `onVacant` as soon as the lead is given up or expires, so that a
+   * standby campaigns at once instead of at its next retry (etcd's
+   * election watches its predecessor the same way). Returns the stop.
+   */
+  watchVacancy?(onVacant: () => void): () => void
 }
 
 /** The data dir's lease file. */

@@ -31,6 +31,7 @@ import { removeObject, withEvent } from './objects.js'
 import { createVolume, listVolumes, removeFleetCopy, volumeExists, type ReclaimOutcome } from './persistent.js'
 import { pvView } from './pv-view.js'
 import { IgnoredError, provisionerOf, type ProvisionRequest } from './provisioner.js'
+import type { VolumeClass } from './classes.js'
 
 const MIN_BACKOFF_MS = 1000
 
@@ -71,16 +72,17 @@ export const syncFleetClaim = (store: FleetStore, dataDir: string, name: string,
       return { claim: c, outcome: 'bound' }
     }
     if (c.phase === 'lost') return { claim: c, outcome: 'bound' }
-    const mine = await ownVolume(store, c)
+    // Read together: both are needed for a claim still pending, the common case.
+    const [mine, cls] = await Promise.all([ownVolume(store, c), c.class === null ? undefined : store.findClass(c.class)])
     if (mine) return { claim: await save(boundTo(c, mine.value), { type: 'Normal', reason: 'ProvisioningSucceeded', message: `bound to volume ${mine.value.name}` }), outcome: 'provisioned' }
     if (c.class === null) return { claim: c, outcome: 'no-class' }
     const threshold = opts.failedProvisionThreshold ?? DEFAULT_FAILED_THRESHOLD
     if (threshold > 0 && c.failures >= threshold) return { claim: c, outcome: 'given-up' }
     if (c.retry_at !== null && Date.parse(c.retry_at) > Date.now()) return { claim: c, outcome: 'waiting' }
-    return provision(store, dataDir, s, lock, opts)
+    return provision(store, dataDir, s, cls, lock, opts)
   })
 
-const provision = async (store: FleetStore, dataDir: string, claim: Stored<VolumeClaim>, lock: Guard, opts: BinderOptions): Promise<SyncResult> => {
+const provision = async (store: FleetStore, dataDir: string, claim: Stored<VolumeClaim>, cls: Stored<VolumeClass> | undefined, lock: Guard, opts: BinderOptions): Promise<SyncResult> => {
   let s = claim
   const save = async (next: VolumeClaim, event: Parameters<FleetStore['saveClaim']>[3]): Promise<VolumeClaim> => {
     s = await store.saveClaim(next, s.rev, lock, event)
@@ -97,7 +99,6 @@ const provision = async (store: FleetStore, dataDir: string, claim: Stored<Volum
     const saved = await save(next, { type: 'Warning', reason: 'ProvisioningFailed', message: `${givenUp ? `gave up after ${failures} failures: ` : ''}${error.message}` })
     return { claim: saved, outcome: 'failed', error, provisionMs: performance.now() - started }
   }
-  const cls = await store.findClass(s.value.class!)
   if (!cls) return failed(new PodctlError('EFAILED', `volume class ${s.value.class} does not exist in the fleet`))
   const pinned = cls.value.provisioner === 'local' ? cls.value.parameters.node : undefined
   if (cls.value.provisioner === 'local' && pinned === undefined) {
@@ -152,9 +153,10 @@ const provision = async (store: FleetStore, dataDir: string, claim: Stored<Volum
   // The volume and the bind in one transaction: both or neither, and only if nobody made the volume or changed the claim.
   const wrote = await store.cluster.commit(
     [{ key: `claims/${c.name}`, mod: s.rev }, lock, { key: `volumes/${volumeName}`, created: '0' }],
-    [{ put: `volumes/${volumeName}`, value: JSON.stringify(v) }, { put: `claims/${c.name}`, value: JSON.stringify(withEv) }],
+    [{ put: `volumes/${volumeName}`, value: JSON.stringify(v) }, { put: `claims/${c.name}`, value: JSON.stringify(withEv) }, store.releaseWrite(lock)],
   )
-  if (!wrote) {
+  if (wrote) store.released(lock)
+  else {
     // A volume made by an earlier try whose bind did not happen: bind it now.
     const existing = await ownVolume(store, c)
     if (!existing) throw new FleetConflict(`volume claim ${c.name}`)

@@ -272,7 +272,20 @@ export class FleetStore {
     try {
       return await fn(lock)
     } finally {
-      await this.cluster.commit([lock], [{ delete: key }]).catch(() => {}) // unreachable: it goes with the lease
+      // Unless the work's last transaction let it go already (releasing).
+      if (!this.#released.delete(lock)) await this.cluster.commit([lock], [{ delete: key }]).catch(() => {}) // unreachable: it goes with the lease
     }
+  }
+
+  readonly #released = new WeakSet<Guard>()
+
+  /** The write that deletes the lock key, for the last transaction of the work done under it (one write fewer than a delete of its own). */
+  releaseWrite(lock: Guard): Write {
+    return { delete: lock.key }
+  }
+
+  /** That transaction happened: withLock deletes nothing more. */
+  released(lock: Guard): void {
+    this.#released.add(lock)
   }
 }
