@@ -32,7 +32,7 @@ Documentation: Documentation/subcommands/volume.md`,
     .description('create a volume class; prints its name')
     .argument('<name>', 'class name: 1 to 63 characters of a-z, 0-9 and "-"')
     .requiredOption('--provisioner <provisioner>', '"local" (a directory under the data dir) or "exec:/abs/path" (an external program)')
-    .option('--param <key=value>', 'a parameter for the provisioner (repeatable); local: sizeLimit; exec: timeout and its own', collect)
+    .option('--param <key=value>', 'a parameter for the provisioner (repeatable); local: sizeLimit, and node=NAME in a fleet (--cluster); exec: timeout and its own', collect)
     .addOption(new Option('--reclaim <policy>', 'what happens to a volume when its claim is removed').choices(['delete', 'retain', 'recycle']).default('delete'))
     .option('--default', 'used by claims that name no class')
   addFormatOption(create, ctx).action(async (name: string, opts: ClassCreateOptions, self: Command) => (await actions()).classCreate(ctx, dataDirOf(self, 'write'), name, opts, fleetOf(self)))
