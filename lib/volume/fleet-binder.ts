@@ -18,6 +18,7 @@
  * deleted is removed by the node's controller (sweepFleetCopies).
  */
 import { PodctlError, isPodctlError } from '../errors.js'
+import { LockBusyError } from '../lock/lock.js'
 import type { PodManifest } from '../pod/manifest.js'
 import { isoTime } from '../pod/record.js'
 import { sleep } from '../poll.js'
@@ -269,7 +270,7 @@ export const ensureFleetClaimsBound = async (store: FleetStore, dataDir: string,
           if (r.outcome === 'no-class') throw new PodctlError('EBADSTATE', `volume claim ${c.name} names no class`, 'give the claim a class: a fleet binds claims to provisioned volumes only')
           if (r.outcome === 'given-up') throw new PodctlError('EFAILED', `provisioning for claim ${c.name} failed ${r.claim.failures} times and was given up`, `see podctl volume claim inspect --cluster ${c.name}`)
         } catch (er) {
-          if (!(er instanceof FleetConflict) && !(isPodctlError(er) && /is busy/.test(er.message))) throw er
+          if (!(er instanceof FleetConflict) && !(er instanceof LockBusyError)) throw er
           waitingFor = `waiting for another node provisioning claim ${c.name}`
         }
       }
