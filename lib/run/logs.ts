@@ -58,12 +58,49 @@ const splitLines = (bytes: Buffer, start: number, times: Float64Array | undefine
   return lines
 }
 
-/** An app's whole log as lines, oldest rotation first. */
-export const readAppLogLines = (pod: Pod, app: string): LogLine[] =>
-  logFiles(pod.path, app).flatMap((file) => {
-    const f = readOwnFile(file, MAX_LOG_READ_BYTES)
-    return 'bytes' in f ? splitLines(f.bytes, 0, readTimes(file)) : []
+/** Where an app's log ended at one moment: the file (its inode; 0 for none yet) and its size. */
+export interface LogEnd {
+  app: string
+  ino: number
+  offset: number
+}
+
+/**
+ * Where each app's log ends now. `logs --follow` takes them before it
+ * reads the history, reads the history up to them and follows from them:
+ * a line written in between is then neither lost nor printed twice.
+ */
+export const logEnds = (pod: Pod, apps: string[]): LogEnd[] =>
+  apps.map((app) => {
+    const st = statOrUndefined(logPath(pod.path, app))
+    return { app, ino: st?.ino ?? 0, offset: st?.size ?? 0 }
   })
+
+/**
+ * An app's whole log as lines, oldest rotation first. With `upTo`, only
+ * what was written before that end, whole lines only: `upTo.offset` moves
+ * back to the start of an unfinished last line, which the follow then
+ * reads whole.
+ */
+export const readAppLogLines = (pod: Pod, app: string, upTo?: LogEnd): LogLine[] => {
+  const out: LogLine[] = []
+  if (upTo?.ino === 0) return out // no log yet then: all of it is the follow's
+  for (const file of logFiles(pod.path, app)) {
+    const atEnd = upTo !== undefined && statOrUndefined(file)?.ino === upTo.ino
+    const f = readOwnFile(file, MAX_LOG_READ_BYTES)
+    if ('bytes' in f) {
+      let bytes = f.bytes
+      if (atEnd) {
+        bytes = bytes.subarray(0, upTo.offset)
+        upTo.offset = bytes.lastIndexOf(10) + 1
+        bytes = bytes.subarray(0, upTo.offset)
+      }
+      out.push(...splitLines(bytes, 0, readTimes(file)))
+    }
+    if (atEnd) break // newer files came after that end
+  }
+  return out
+}
 
 /** An app's whole log as text, oldest rotation first. */
 export const readAppLog = (pod: Pod, app: string): string =>
@@ -117,15 +154,14 @@ const rotatedFiles = (log: string): { file: string; ino: number }[] => {
 }
 
 /**
- * Follows the logs of `apps` from their current ends, calling `emit` with
+ * Follows the logs of `apps` from their current ends (or from `ends`
+ * taken earlier: logEnds), calling `emit` with
  * complete lines, until the pod is no longer running (then drains once
  * more, and emits unfinished last lines) or the signal aborts.
  */
-export const followLogs = async (pod: Pod, apps: string[], emit: (app: string, line: LogLine) => void, signal?: AbortSignal): Promise<void> => {
-  const cursors: Cursor[] = apps.map((app) => {
-    const st = statOrUndefined(logPath(pod.path, app))
-    return { app, ino: st?.ino ?? 0, offset: st?.size ?? 0, partial: Buffer.alloc(0), partialTime: undefined }
-  })
+export const followLogs = async (pod: Pod, from: string[] | LogEnd[], emit: (app: string, line: LogLine) => void, signal?: AbortSignal): Promise<void> => {
+  const ends = from.map((x) => (typeof x === 'string' ? logEnds(pod, [x])[0]! : x))
+  const cursors: Cursor[] = ends.map((e) => ({ ...e, partial: Buffer.alloc(0), partialTime: undefined }))
   const drain = (): void => {
     for (const c of cursors) {
       const p = logPath(pod.path, c.app)

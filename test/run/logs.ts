@@ -6,7 +6,7 @@ import { API_VERSION, type PodManifest } from '../../lib/pod/manifest.js'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { createPod, preparePod } from '../../lib/pod/prepare.js'
 import { LogWriter } from '../../lib/run/log-writer.js'
-import { followLogs, formatLine, type LogLine, readAppLog, readAppLogLines, selectLines } from '../../lib/run/logs.js'
+import { followLogs, formatLine, logEnds, type LogLine, readAppLog, readAppLogLines, selectLines } from '../../lib/run/logs.js'
 
 const manifest: PodManifest = { apiVersion: API_VERSION, apps: [{ name: 'a', exec: ['true'] }, { name: 'b', exec: ['true'] }] }
 
@@ -110,6 +110,24 @@ t.test('followLogs of a pod that is not running drains once and returns', async 
   fs.writeFileSync(path.join(pod.path, 'logs', 'a.log'), 'old\n')
   await followLogs(pod, ['a', 'b'], (app, line) => got.push([app, line.text]))
   t.same(got, [], 'it starts at the current end: nothing new')
+})
+
+t.test('logs --follow: the ends are taken before the history, so a line written in between is followed, not lost (the CI race)', async (t) => {
+  const dir = t.testdir({})
+  const pod = await preparePod(dir, manifest, { sync: false })
+  const log = path.join(pod.path, 'logs', 'a.log')
+  fs.mkdirSync(path.dirname(log), { recursive: true })
+  fs.writeFileSync(log, 'ready\npar')
+  const ends = logEnds(pod, ['a', 'b'])
+  // Written after the ends were taken, before the history is read.
+  fs.appendFileSync(log, 'tial\ndone\n')
+  const history = readAppLogLines(pod, 'a', ends[0]).map((l) => l.text)
+  t.strictSame(history, ['ready\n'], 'the history stops at the end, before an unfinished line')
+  t.equal(ends[0]!.offset, 'ready\n'.length, 'and the end moved back to where that line starts')
+  t.strictSame(readAppLogLines(pod, 'b', ends[1]), [], 'an app without a log yet: its history is empty')
+  const got: string[] = []
+  await followLogs(pod, ends, (app, line) => got.push(`${app}:${line.text}`))
+  t.strictSame(got, ['a:partial\n', 'a:done\n'], 'the follow prints the rest once each, the broken line whole')
 })
 
 t.test('followLogs follows growth and rotation until the pod stops running', async (t) => {

@@ -2,7 +2,7 @@
 import { parseNonNegativeDuration } from '../../duration.js'
 import { PodctlError } from '../../errors.js'
 import { podFromUUIDString } from '../../pod/pod.js'
-import { followLogs, formatLine, readAppLogLines, selectLines } from '../../run/logs.js'
+import { followLogs, formatLine, logEnds, readAppLogLines, selectLines } from '../../run/logs.js'
 import type { LogsOptions } from '../commands/logs.js'
 import type { Context } from '../context.js'
 
@@ -42,11 +42,13 @@ export const logs = async (ctx: Context, dataDir: string, uuid: string, opts: Lo
   }
   const several = apps.length > 1
   const format = (app: string) => ({ ...(several ? { app } : {}), timestamps: opts.timestamps === true })
+  // Taken before the history is read: what is written meanwhile is followed, not lost.
+  const ends = opts.follow ? logEnds(pod, apps) : undefined
   for (const app of apps) {
-    const lines = selectLines(readAppLogLines(pod, app), { ...(since === undefined ? {} : { since }), ...(tail === undefined ? {} : { tail }) })
+    const lines = selectLines(readAppLogLines(pod, app, ends?.find((e) => e.app === app)), { ...(since === undefined ? {} : { since }), ...(tail === undefined ? {} : { tail }) })
     const text = lines.map((l) => formatLine(l, format(app))).join('')
     // One app's unfinished last line must not run into the next app's first.
     ctx.io.out(several && text !== '' && !text.endsWith('\n') ? `${text}\n` : text)
   }
-  if (opts.follow) await followLogs(pod, apps, (app, line) => ctx.io.out(formatLine(line, format(app))))
+  if (ends) await followLogs(pod, ends, (app, line) => ctx.io.out(formatLine(line, format(app))))
 }
