@@ -52,6 +52,8 @@ export class FleetElection implements LeaderElection {
       await this.#lease.keepAlive()
       return true
     }
+    // One read when someone leads, which is the usual answer of a standby.
+    if (await this.#cluster.get(ELECTION_KEY)) return false
     const history = await this.#cluster.get(HISTORY_KEY)
     let past: ElectionHistory = { transitions: 0, last_holder: null }
     try {
@@ -59,8 +61,6 @@ export class FleetElection implements LeaderElection {
     } catch {
       // damaged: counted again from 0
     }
-    // Cheap when someone leads, which is the usual answer of a standby.
-    if (await this.#cluster.get(ELECTION_KEY)) return false
     const lease = await this.#cluster.grantLease(this.#ttlS)
     const leader: FleetLeader = { holder: this.#identity, node: this.#node, acquired_at: new Date().toISOString(), lease_duration_s: this.#ttlS }
     const next: ElectionHistory = { transitions: past.transitions + 1, last_holder: this.#identity }

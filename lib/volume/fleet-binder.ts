@@ -23,10 +23,10 @@ import type { PodManifest } from '../pod/manifest.js'
 import { isoTime } from '../pod/record.js'
 import { sleep } from '../poll.js'
 import { accessModeOf } from './access-modes.js'
-import { backoffMs, createManifestClaims, DEFAULT_FAILED_THRESHOLD, defaultIdentity, ensureClaimsBound, podsUsingClaim, type BinderOptions, type EnsureBoundOptions, type SyncResult } from './binder.js'
+import { backoffMs, createManifestClaims, DEFAULT_FAILED_THRESHOLD, ensureClaimsBound, podsUsingClaim, type BinderOptions, type EnsureBoundOptions, type SyncResult } from './binder.js'
 import { parseBytes } from './bytes.js'
 import { CLAIM, findClaim, saveClaim, withClaimLock, type VolumeClaim } from './claims.js'
-import type { Guard } from '../cluster/client.js'
+import type { Guard, Write } from '../cluster/client.js'
 import { FleetConflict, openFleet, type FleetStore, type FleetVolume, type Stored } from './fleet-store.js'
 import { removeObject, withEvent } from './objects.js'
 import { createVolume, listVolumes, removeFleetCopy, volumeExists, type ReclaimOutcome } from './persistent.js'
@@ -89,7 +89,7 @@ const provision = async (store: FleetStore, dataDir: string, claim: Stored<Volum
     s = await store.saveClaim(next, s.rev, lock, event)
     return s.value
   }
-  const identity = opts.identity ?? store.identity ?? defaultIdentity()
+  const identity = opts.identity ?? store.identity
   const started = performance.now()
   const failed = async (error: PodctlError): Promise<SyncResult> => {
     const c = s.value
@@ -180,7 +180,7 @@ export const removeFleetClaim = async (store: FleetStore, dataDir: string, name:
     }
     const v = await ownVolume(store, s.value)
     const guards: Guard[] = [{ key: `claims/${name}`, mod: s.rev }, lock]
-    const writes: Parameters<typeof store.cluster.commit>[1] = [{ delete: `claims/${name}` }]
+    const writes: Write[] = [{ delete: `claims/${name}` }]
     if (v) {
       guards.push({ key: `volumes/${v.value.name}`, mod: v.rev })
       writes.push({ put: `volumes/${v.value.name}`, value: JSON.stringify({ ...v.value, phase: 'released' }) })

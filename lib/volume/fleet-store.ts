@@ -142,20 +142,14 @@ export class FleetStore {
   }
 
   /**
-   * Removes a class; EBADSTATE while claims of the fleet use it. The class
-   * is marked as being removed (`class-removing/<name>`) before its claims
-   * are listed, and a claim is made only while that mark is absent: a
-   * claim made meanwhile is either in the list or refused.
+   * Removes a class; EBADSTATE while claims of the fleet use it. Its
+   * claims are listed under the class's lock, and a claim is made only
+   * while that lock is free (createClaim): a claim made meanwhile is either
+   * in the list or waits.
    */
-  async removeClass(name: string): Promise<void> {
-    const s = await this.readClass(name)
-    const mark = `class-removing/${name}`
-    // Under a lease: a `class rm` that dies midway blocks new claims of the class for LOCK_TTL_S at most.
-    const lease = await this.cluster.grantLease(LOCK_TTL_S)
-    try {
-      if (!(await this.cluster.commit([{ key: `classes/${name}`, mod: s.rev }, { key: mark, created: '0' }], [{ put: mark, value: this.identity, lease: lease.lease }]))) {
-        throw new FleetConflict(`volume class ${name}`)
-      }
+  removeClass(name: string): Promise<void> {
+    return this.withLock('class', name, async (lock) => {
+      const s = await this.readClass(name)
       const claims = (await this.listClaims()).filter((c) => c.class === name).map((c) => c.name)
       if (claims.length > 0) {
         throw new PodctlError(
@@ -164,17 +158,16 @@ export class FleetStore {
           `remove ${claims.length === 1 ? 'that claim' : 'those claims'} first: podctl volume claim rm --cluster ${claims.slice(0, 5).join(' ')}`,
         )
       }
-      const writes: Write[] = [{ delete: `classes/${name}` }]
+      const writes: Write[] = [{ delete: `classes/${name}` }, this.releaseWrite(lock)]
       if (s.value.default) writes.push({ delete: DEFAULT_CLASS_KEY })
-      if (!(await this.cluster.commit([{ key: `classes/${name}`, mod: s.rev }], writes))) throw new FleetConflict(`volume class ${name}`)
-    } finally {
-      await lease.revoke().catch(() => {}) // the mark goes with it
-    }
+      if (!(await this.cluster.commit([{ key: `classes/${name}`, mod: s.rev }, lock], writes))) throw new FleetConflict(`volume class ${name}`)
+      this.released(lock)
+    })
   }
 
   /**
-   * Creates a pending claim. Its class must exist unchanged and not be
-   * being removed (removeClass), in the same transaction.
+   * Creates a pending claim. Its class must exist unchanged, and its lock
+   * be free (no `class rm` listing its claims), in the same transaction.
    */
   async createClaim(name: string, opts: CreateClaimOptions = {}): Promise<VolumeClaim> {
     const mode = checkClaimOptions(name, opts)
@@ -191,7 +184,7 @@ export class FleetStore {
       }
       const cls = await this.findClass(clsName)
       if (!cls) throw new PodctlError('EUSAGE', `unknown volume class ${JSON.stringify(clsName)} in the fleet`, 'see podctl volume class list --cluster')
-      const guards: Guard[] = [{ key, created: '0' }, { key: `classes/${clsName}`, mod: cls.rev }, { key: `class-removing/${clsName}`, created: '0' }]
+      const guards: Guard[] = [{ key, created: '0' }, { key: `classes/${clsName}`, mod: cls.rev }, { key: `locks/class.${clsName}`, created: '0' }]
       if (await this.cluster.commit(guards, [{ put: key, value: JSON.stringify(c) }])) return c
     }
     throw new FleetConflict(`volume claim ${name}`)
@@ -252,7 +245,7 @@ export class FleetStore {
    * worker holds it. The key is deleted after `fn` (only if it is still
    * this one); a holder that dies frees it when its lease runs out.
    */
-  async withLock<T>(kind: 'claim' | 'volume', name: string, fn: (lock: Guard) => Promise<T>): Promise<T> {
+  async withLock<T>(kind: 'claim' | 'volume' | 'class', name: string, fn: (lock: Guard) => Promise<T>): Promise<T> {
     const key = `locks/${kind}.${name}`
     const lease = await this.#lockLease()
     const value = JSON.stringify({ holder: this.identity, node: this.node, since: new Date().toISOString() })

@@ -159,7 +159,7 @@ t.test('a cluster controller whose etcd is away keeps trying, says why, and exit
   c.child.stderr?.on('data', (s: Buffer) => (stderr += String(s)))
   await pollUntil('the fleet error twice', () => (stderr.match(/fleet: cannot grant a lease: etcd at http:\/\/127\.0\.0\.1:1 did not answer/g) ?? []).length >= 2, { intervalMs: 100, polls: 100 })
   t.notMatch(stderr, /before initialization|TypeError|ReferenceError/, 'the real reason, not a bug of podctl')
-  await pollUntil("the fleet's lease error", () => /the fleet's lease: cannot read \/podctl\/election\/history: etcd at http:\/\/127\.0\.0\.1:1 did not answer/.test(stderr), { intervalMs: 100, polls: 200 })
+  await pollUntil("the fleet's lease error", () => /the fleet's lease: cannot read \/podctl\/election\/controller: etcd at http:\/\/127\.0\.0\.1:1 did not answer/.test(stderr), { intervalMs: 100, polls: 200 })
   t.notMatch(stderr, /leading/, 'it does not lead: the fleet decides who does')
   const stopped = Date.now()
   c.child.kill('SIGTERM')
