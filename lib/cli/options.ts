@@ -24,6 +24,7 @@ export const addGlobalOptions = (program: Command, ctx: Context): Command =>
     .on('option:debug', () => {
       ctx.state.debug = true
     })
+    .addOption(new Option('--runtime <name|path>', 'OCI runtime of isolated pods (default: $PODCTL_RUNTIME, else crun or runc, the first that works here)'))
     .addOption(new Option('--cluster <urls>', 'etcd endpoints of the fleet, comma-separated (default: $PODCTL_CLUSTER); see fleet.md'))
     .addOption(new Option('--node <name>', 'this node\'s name in the fleet (default: $PODCTL_NODE, the hostname)'))
     // Rarely changed, so out of every command's help; fleet.md and commands.md list them.
@@ -79,6 +80,13 @@ export const nodeOf = (cmd: Command): string => {
   const name = (cmd.optsWithGlobals() as ClusterGlobals).node ?? process.env.PODCTL_NODE ?? os.hostname()
   if (!NAME_RE.test(name)) throw new PodctlError('EUSAGE', `invalid node name ${JSON.stringify(name)}: 1 to 63 characters of a-z, 0-9 and "-", starting with a letter or digit`, 'name it with --node NAME')
   return name
+}
+
+/** The OCI runtime a command names for the isolated pods it makes (--runtime), or undefined for the default. */
+export const runtimeOf = (cmd: Command): string | undefined => {
+  const r = (cmd.optsWithGlobals() as { runtime?: string }).runtime
+  if (r === '') throw new PodctlError('EUSAGE', '--runtime is empty', 'name a runtime (runc, crun) or give its path, or leave --runtime out')
+  return r
 }
 
 /**
@@ -152,6 +160,13 @@ export interface PodInputOptions {
   /** CONTRACT §9, for a pod made from `-- CMD`. */
   isolation?: 'host' | 'namespaces'
   network?: 'host' | 'none'
+  /** CONTRACT §12, for a pod made from `-- CMD`. */
+  userns?: 'host' | 'private'
+  memory?: string
+  cpus?: string
+  pidsLimit?: number
+  /** The global --runtime, for the isolated pod this makes. */
+  runtime?: string
 }
 
 /** Adds the pod-input options to a command (prepare, run): a manifest, or a command after `--`. */
@@ -164,4 +179,8 @@ export const addPodInputOptions = (cmd: Command): Command =>
     .option('--user <user[:group]>', 'with -- CMD: run the app as this user (and group), by name or number (root only)')
     .addOption(new Option('--isolation <isolation>', 'with -- CMD: "host" (host processes) or "namespaces" (the pod\'s own Linux namespaces)').choices(['host', 'namespaces']))
     .addOption(new Option('--network <network>', 'with -- CMD and --isolation namespaces: "host" or "none" (loopback only)').choices(['host', 'none']))
+    .addOption(new Option('--userns <mode>', 'with -- CMD and --isolation namespaces, as root: "host" or "private" (the pod\'s root is an unprivileged id range)').choices(['host', 'private']))
+    .option('--memory <size>', 'with -- CMD and --isolation namespaces: memory limit of the pod (64Mi, 1G)')
+    .option('--cpus <cores>', 'with -- CMD and --isolation namespaces: CPU limit, in cores (0.5, 2)')
+    .addOption(new Option('--pids-limit <n>', 'with -- CMD and --isolation namespaces: most processes at once').argParser(count('--pids-limit', 1)))
     .argument('[command...]', 'after --: the program and arguments of a one-app pod')

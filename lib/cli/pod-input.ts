@@ -24,6 +24,16 @@ const userOf = (spec: string | undefined): Pick<App, 'user' | 'group'> => {
   return { user: user!, ...(group !== undefined ? { group } : {}) }
 }
 
+/** The pod's limits from --memory, --cpus and --pids-limit, as the manifest's top-level "resources". */
+const resourcesOf = (opts: PodInputOptions): Pick<PodManifest, 'resources'> => {
+  const r = {
+    ...(opts.memory !== undefined ? { memory: opts.memory } : {}),
+    ...(opts.cpus !== undefined ? { cpu: opts.cpus } : {}),
+    ...(opts.pidsLimit !== undefined ? { pids: opts.pidsLimit } : {}),
+  }
+  return Object.keys(r).length > 0 ? { resources: r } : {}
+}
+
 /**
  * --env pairs as an environment. Built from a Map: on a plain object, a
  * key such as `__proto__` would set the prototype instead of a variable.
@@ -57,9 +67,17 @@ export const manifestFromInputs = (
   if (opts.manifest !== undefined && opts.user !== undefined) {
     throw new PodctlError('EUSAGE', '--user is for a pod made from a command after --', 'in a manifest, give each app its "user" and "group"')
   }
-  for (const flag of ['isolation', 'network'] as const) {
-    if (opts.manifest !== undefined && opts[flag] !== undefined) {
-      throw new PodctlError('EUSAGE', `--${flag} is for a pod made from a command after --`, `in a manifest, give the pod its "${flag}"`)
+  const podFlags = [
+    ['isolation', 'isolation', '"isolation"'],
+    ['network', 'network', '"network"'],
+    ['userns', 'userns', '"userns"'],
+    ['memory', 'memory', '"resources": {"memory": …}'],
+    ['cpus', 'cpus', '"resources": {"cpu": …}'],
+    ['pidsLimit', 'pids-limit', '"resources": {"pids": …}'],
+  ] as const
+  for (const [key, flag, field] of podFlags) {
+    if (opts.manifest !== undefined && opts[key] !== undefined) {
+      throw new PodctlError('EUSAGE', `--${flag} is for a pod made from a command after --`, `in a manifest, give the pod its ${field}`)
     }
   }
   let m: PodManifest
@@ -70,6 +88,8 @@ export const manifestFromInputs = (
       apiVersion: API_VERSION,
       ...(opts.isolation !== undefined ? { isolation: opts.isolation } : {}),
       ...(opts.network !== undefined ? { network: opts.network } : {}),
+      ...(opts.userns !== undefined ? { userns: opts.userns } : {}),
+      ...resourcesOf(opts),
       apps: [{ name: appNameFor(command[0]!), exec: command, ...userOf(opts.user) }],
     }
   } else {

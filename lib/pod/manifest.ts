@@ -9,8 +9,10 @@
  * which callers that make pods pass in as `rules`.
  */
 import path from 'node:path'
+import { parseBytes } from '../bytes.js'
 import { PodctlError, oneLine } from '../errors.js'
 import { MAX_MANIFEST_BYTES } from '../fs/read.js'
+import { capabilityName } from '../proc/capabilities.js'
 import { ID_NAME_RE } from '../proc/users.js'
 
 export const API_VERSION = 'podctl/v1'
@@ -35,7 +37,29 @@ export interface App {
   user?: string
   /** Runs with this group (a name or a gid). */
   group?: string
+  /** CONTRACT §12, isolated pods only: capabilities(7) names added to or dropped from podman's defaults. */
+  capabilities?: { add?: string[]; drop?: string[] }
+  /** The app's own root (PODCTL_APP_ROOT) is mounted read-only. */
+  readOnlyRootFilesystem?: boolean
+  /** "default" (containers-common's profile), "unconfined", or the path of an OCI seccomp JSON. */
+  seccomp?: string
+  /** Every capability, no seccomp, the host's devices: no boundary at all. */
+  privileged?: boolean
+  resources?: Resources
 }
+
+/** Limits enforced by the runtime's cgroups (CONTRACT §12): for one app, or for the whole pod. */
+export interface Resources {
+  /** Bytes as volumes write them: "256Mi", "1G", or a number. */
+  memory?: string | number
+  /** A fraction of one core: "0.5", "2", or a number. */
+  cpu?: string | number
+  /** The most processes (and threads) at once. */
+  pids?: number
+}
+
+/** Whose ids a pod's root is (CONTRACT §12): the host's, or an unprivileged range of its own. */
+export type UserNamespace = 'host' | 'private'
 
 export interface ProjectedFile {
   content: string
@@ -69,6 +93,10 @@ export interface PodManifest {
   isolation?: Isolation
   /** "host" when absent; "none" needs isolation "namespaces". */
   network?: Network
+  /** "host" when absent; "private" needs isolation "namespaces" and root. */
+  userns?: UserNamespace
+  /** Limits for all the pod's apps together. */
+  resources?: Resources
   apps: App[]
   volumes?: Volume[]
 }
@@ -196,9 +224,74 @@ export const nameLengthProblem = (p: string): string | undefined => {
 export const join = (at: string, key: string | number): string =>
   typeof key === 'number' ? `${at}[${key}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? (at ? `${at}.${key}` : key) : `${at}[${JSON.stringify(key)}]`
 
-const APP_FIELDS = ['name', 'type', 'exec', 'env', 'workingDirectory', 'mounts', 'user', 'group'] as const
+const APP_FIELDS = ['name', 'type', 'exec', 'env', 'workingDirectory', 'mounts', 'user', 'group', 'capabilities', 'readOnlyRootFilesystem', 'seccomp', 'privileged', 'resources'] as const
+/** The app fields that only an isolated pod can honour. */
+const CONTAINER_APP_FIELDS = ['capabilities', 'readOnlyRootFilesystem', 'seccomp', 'privileged', 'resources'] as const
+const RESOURCE_FIELDS = ['memory', 'cpu', 'pids'] as const
+/** Below this the kernel's own use of a cgroup (page tables, slabs) leaves an app nothing; podman's floor too. */
+export const MIN_MEMORY_BYTES = 6 * 1024 * 1024
+/** The smallest CFS quota the kernel takes is 1 ms of a 100 ms period. */
+const MIN_CPU = 0.01
 const MOUNT_FIELDS = ['volume', 'path', 'readOnly'] as const
-const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'isolation', 'network', 'apps', 'volumes'] as const
+const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'isolation', 'network', 'userns', 'resources', 'apps', 'volumes'] as const
+
+/** A memory size as bytes; undefined when it is not one (the checker says why). */
+export const memoryBytes = (v: string | number): number | undefined => {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v > 0 ? v : undefined
+  try {
+    return parseBytes(v, 'memory')
+  } catch {
+    return undefined
+  }
+}
+
+/** A cpu share as a number of cores; undefined when it is not one. */
+export const cpuCores = (v: string | number): number | undefined => {
+  const n = typeof v === 'number' ? v : /^\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : NaN
+  return Number.isFinite(n) && n > 0 ? n : undefined
+}
+
+const checkResources = (c: Checker, v: unknown, at: string): void => {
+  if (!isObj(v)) {
+    c.add(at, `must be an object with "memory", "cpu" or "pids", not ${describe(v)}`)
+    return
+  }
+  c.fields(v, at, RESOURCE_FIELDS)
+  if (v.memory !== undefined) {
+    const bytes = typeof v.memory === 'string' || typeof v.memory === 'number' ? memoryBytes(v.memory) : undefined
+    if (bytes === undefined) c.add(join(at, 'memory'), `must be a size such as "256Mi" or "1G", not ${describe(v.memory)}`)
+    else if (bytes < MIN_MEMORY_BYTES) c.add(join(at, 'memory'), `${JSON.stringify(v.memory)} is below the smallest limit, 6Mi`)
+  }
+  if (v.cpu !== undefined) {
+    const cores = typeof v.cpu === 'string' || typeof v.cpu === 'number' ? cpuCores(v.cpu) : undefined
+    if (cores === undefined) c.add(join(at, 'cpu'), `must be a number of cores such as "0.5" or "2", not ${describe(v.cpu)}`)
+    else if (cores < MIN_CPU) c.add(join(at, 'cpu'), `${JSON.stringify(v.cpu)} is below the smallest share, 0.01 of a core`)
+  }
+  if (v.pids !== undefined && !(Number.isSafeInteger(v.pids) && (v.pids as number) > 0)) {
+    c.add(join(at, 'pids'), `must be a whole number above 0, not ${describe(v.pids)}`)
+  }
+}
+
+const checkCapabilities = (c: Checker, v: unknown, at: string): void => {
+  if (!isObj(v)) {
+    c.add(at, `must be an object with "add" and "drop" lists, not ${describe(v)}`)
+    return
+  }
+  c.fields(v, at, ['add', 'drop'])
+  for (const key of ['add', 'drop'] as const) {
+    const list = v[key]
+    if (list === undefined) continue
+    if (!Array.isArray(list)) {
+      c.add(join(at, key), `must be an array of capability names, not ${describe(list)}`)
+      continue
+    }
+    list.forEach((n: unknown, i) => {
+      if (c.string(n, join(join(at, key), i)) && capabilityName(n) === undefined) {
+        c.add(join(join(at, key), i), `${JSON.stringify(n)} is not a capability (capabilities(7) names such as "NET_ADMIN" or "CAP_NET_ADMIN", or "ALL")`)
+      }
+    })
+  }
+}
 
 /** The pod's part of a volume: a name, which mounts refer to; its kind and what that needs are volume rules. */
 const checkVolumeEntry = (c: Checker, v: unknown, at: string): void => {
@@ -248,6 +341,13 @@ const checkApp = (c: Checker, a: unknown, at: string, volumeNames: Set<string> |
       c.add(join(at, key), `${JSON.stringify(v)} is not a ${key} name or number (letters, digits, ".", "_", "-"; at most 32)`)
     }
   }
+  if (a.capabilities !== undefined) checkCapabilities(c, a.capabilities, join(at, 'capabilities'))
+  if (a.readOnlyRootFilesystem !== undefined) c.bool(a.readOnlyRootFilesystem, join(at, 'readOnlyRootFilesystem'))
+  if (a.privileged !== undefined) c.bool(a.privileged, join(at, 'privileged'))
+  if (a.seccomp !== undefined && c.string(a.seccomp, join(at, 'seccomp'), { nonEmpty: true })) {
+    if (a.seccomp !== 'default' && a.seccomp !== 'unconfined') c.absPath(a.seccomp, join(at, 'seccomp'))
+  }
+  if (a.resources !== undefined) checkResources(c, a.resources, join(at, 'resources'))
   if (a.mounts !== undefined) {
     if (!Array.isArray(a.mounts)) {
       c.add(join(at, 'mounts'), `must be an array, not ${describe(a.mounts)}`)
@@ -277,25 +377,18 @@ const checkApp = (c: Checker, a: unknown, at: string, volumeNames: Set<string> |
 }
 
 /**
- * With namespaces, the apps of a pod share one mount namespace, so a mount
- * path is one mount for all of them: two apps may use the same path only
- * for the same volume, both read-only or both not.
+ * What only an isolated pod can do (CONTRACT §12: resources, capabilities,
+ * seccomp, a private user namespace) asked of a pod of host processes:
+ * each such field is named, with the isolation it needs.
  */
-const sharedMountProblems = (c: Checker, apps: unknown[]): void => {
-  const seen = new Map<string, { volume: unknown; readOnly: boolean; at: string }>()
-  apps.forEach((a, i) => {
-    if (!isObj(a) || !Array.isArray(a.mounts)) return
-    a.mounts.forEach((m: unknown, j) => {
-      if (!isObj(m) || typeof m.path !== 'string' || !m.path.startsWith('/')) return
-      const norm = path.posix.normalize(m.path).replace(/(.)\/+$/, '$1')
-      const at = join(join(join('apps', i), 'mounts'), j)
-      const other = seen.get(norm)
-      const readOnly = m.readOnly === true
-      if (!other) seen.set(norm, { volume: m.volume, readOnly, at })
-      else if (other.volume !== m.volume || other.readOnly !== readOnly) {
-        c.add(join(at, 'path'), `with "isolation": "namespaces" the apps share their mounts, and ${other.at} mounts ${JSON.stringify(other.volume)} at ${JSON.stringify(norm)}${other.readOnly ? ' read-only' : ''}; use the same volume and readOnly, or another path`)
-      }
-    })
+const containerOnlyProblems = (c: Checker, value: Obj): void => {
+  const needs = 'needs "isolation": "namespaces" (host processes have no cgroups, capabilities or seccomp of their own)'
+  if (value.resources !== undefined) c.add('resources', needs)
+  if (value.userns === 'private') c.add('userns', needs)
+  if (!Array.isArray(value.apps)) return
+  value.apps.forEach((a: unknown, i) => {
+    if (!isObj(a)) return
+    for (const f of CONTAINER_APP_FIELDS) if (a[f] !== undefined) c.add(join(join('apps', i), f), needs)
   })
 }
 
@@ -324,6 +417,12 @@ export const manifestProblems = (value: unknown, opts: ValidateOptions = {}): Ma
     // Only a pod with its own namespaces can have its own network.
     c.add('network', '"none" needs "isolation": "namespaces"')
   }
+
+  if (value.userns !== undefined && value.userns !== 'host' && value.userns !== 'private') {
+    c.add('userns', `must be "host" or "private", not ${describe(value.userns)}`)
+  }
+  if (value.resources !== undefined) checkResources(c, value.resources, 'resources')
+  if (value.isolation !== 'namespaces') containerOnlyProblems(c, value)
 
   let volumeNames: Set<string> | undefined = new Set()
   if (value.volumes !== undefined) {
@@ -357,7 +456,6 @@ export const manifestProblems = (value: unknown, opts: ValidateOptions = {}): Ma
       }
     })
   }
-  if (value.isolation === 'namespaces' && Array.isArray(apps)) sharedMountProblems(c, apps)
   const wellFormed = c.problems.length === 0
   for (const rule of opts.rules ?? []) c.problems.push(...rule(value as unknown as PodManifest, wellFormed))
   return c.problems
@@ -395,6 +493,8 @@ export const parseManifest = (text: string, opts: ValidateOptions = {}): PodMani
 export const isolationOf = (m: Pick<PodManifest, 'isolation'>): Isolation => m.isolation ?? 'host'
 /** The network of a pod: "host" unless the manifest says otherwise. */
 export const networkOf = (m: Pick<PodManifest, 'network'>): Network => m.network ?? 'host'
+/** The user namespace of a pod: "host" unless the manifest says otherwise. */
+export const usernsOf = (m: Pick<PodManifest, 'userns'>): UserNamespace => m.userns ?? 'host'
 
 /** The type an app runs as: "regular" when the manifest does not say. */
 export const appType = (a: App): AppType => a.type ?? 'regular'

@@ -10,13 +10,16 @@ import { DIR_MODE } from '../fs/modes.js'
 import { lookPath } from '../proc/executable.js'
 import { execSizeProblem } from '../proc/limits.js'
 import { appUserProblems } from './app-user.js'
-import type { App, ManifestProblem, PodManifest } from './manifest.js'
+import { isolationOf, type App, type ManifestProblem, type PodManifest } from './manifest.js'
 import { formatProblems } from './manifest.js'
 import { newPod, type BeforeDelete, type Pod } from './pod.js'
 import { MANIFEST_FILE, initialRecord, writeRecord } from './record.js'
 
 /** Where an app's working root is inside its pod. */
 export const appRoot = (podPath: string, appName: string): string => path.join(podPath, 'apps', appName)
+
+/** The PATH of an isolated app that sets none (podman's): the host's is not the pod's. */
+export const CONTAINER_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 
 /** The environment an app runs with, as far as it is known before the pod runs (PATH decides its program). */
 export const appEnv = (app: App, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv => ({ ...base, ...(app.env ?? {}) })
@@ -30,11 +33,14 @@ export const appEnv = (app: App, base: NodeJS.ProcessEnv = process.env): NodeJS.
  */
 export const execProblems = (m: PodManifest, base: NodeJS.ProcessEnv = process.env): ManifestProblem[] => {
   const problems: ManifestProblem[] = []
+  const isolated = isolationOf(m) === 'namespaces'
   m.apps.forEach((a, i) => {
     const cmd = a.exec[0]!
-    const env = appEnv(a, base)
+    // An isolated app starts with a PATH of its own, not podctl's, and may run a program from one of its volumes.
+    const env = appEnv(a, isolated ? { PATH: CONTAINER_PATH } : base)
+    const inVolume = isolated && cmd.startsWith('/') && (a.mounts ?? []).some((mt) => cmd.startsWith(`${mt.path.replace(/\/+$/, '')}/`))
     try {
-      lookPath(cmd, undefined, env)
+      if (!inVolume) lookPath(cmd, undefined, env)
     } catch (er) {
       const how = cmd.startsWith('/') ? 'is not an executable file' : (er as NodeJS.ErrnoException).code === 'EACCES' ? 'was found on PATH but is not executable' : 'was not found on PATH'
       problems.push({ path: `apps[${i}].exec[0]`, problem: `${JSON.stringify(cmd)} ${how}` })
@@ -74,6 +80,8 @@ export interface CreateOptions {
    * it off.
    */
   sync?: boolean
+  /** The OCI runtime an isolated pod is prepared with (CONTRACT §12), recorded with it. */
+  runtime?: { name: string; path: string }
 }
 
 /**
@@ -88,7 +96,7 @@ export const createPod = async (dataDir: string, manifest: PodManifest, opts: Cr
   const pod = await newPod(dataDir, { sync })
   try {
     writeFileAtomic(pod.path, MANIFEST_FILE, JSON.stringify(manifest), { sync })
-    const record = initialRecord(pod.uuid, manifest, opts.now ?? new Date())
+    const record = initialRecord(pod.uuid, manifest, opts.now ?? new Date(), opts.runtime)
     writeRecord(pod.path, record, { sync })
     pod.setCachedRecord(record) // a run that follows at once need not read it back
     fs.mkdirSync(path.join(pod.path, 'apps'), { mode: DIR_MODE })

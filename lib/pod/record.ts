@@ -20,6 +20,10 @@ export interface AppRecord {
   started_at: string | null
   finished_at: string | null
   exit_code: number | null
+  /** Why it ended besides its exit code (CONTRACT §12: "oom-killed"); absent or null otherwise. */
+  reason?: string | null
+  /** Set on an app with every capability and no seccomp filter: no boundary at all. */
+  privileged?: boolean
   /** The app's start time from /proc, to tell it from a reused pid. */
   pid_start?: string | null
 }
@@ -36,6 +40,10 @@ export interface PodRecord {
   /** CONTRACT §9; a record written before there was isolation has neither, and means "host". */
   isolation?: Isolation
   network?: Network
+  /** The OCI runtime an isolated pod was prepared with (CONTRACT §12), by name; null for host processes. */
+  runtime?: string | null
+  /** Where that runtime's program is. */
+  runtime_path?: string | null
   exit_code: number | null
   labels: Record<string, string>
   annotations: Record<string, string>
@@ -55,8 +63,8 @@ export const MANIFEST_FILE = 'manifest'
 /** RFC 3339 UTC with milliseconds, as CONTRACT §5 wants. */
 export const isoTime = (d: Date | number = Date.now()): string => new Date(d).toISOString()
 
-/** The record of a freshly prepared pod. */
-export const initialRecord = (uuid: string, m: PodManifest, createdAt: Date): PodRecord => ({
+/** The record of a freshly prepared pod; `runtime` is the OCI runtime of an isolated one. */
+export const initialRecord = (uuid: string, m: PodManifest, createdAt: Date, runtime?: { name: string; path: string }): PodRecord => ({
   uuid,
   name: m.name ?? null,
   created_at: isoTime(createdAt),
@@ -66,6 +74,8 @@ export const initialRecord = (uuid: string, m: PodManifest, createdAt: Date): Po
   mutable: m.mutable === true,
   isolation: isolationOf(m),
   network: networkOf(m),
+  runtime: runtime?.name ?? null,
+  ...(runtime ? { runtime_path: runtime.path } : {}),
   exit_code: null,
   labels: { ...(m.labels ?? {}) },
   annotations: { ...(m.annotations ?? {}) },
@@ -81,6 +91,7 @@ export const newAppRecord = (a: App): AppRecord => ({
   started_at: null,
   finished_at: null,
   exit_code: null,
+  ...(a.privileged === true ? { privileged: true } : {}),
 })
 
 /** An empty record for a pod whose pod.json is missing (a crash while preparing). */
@@ -94,6 +105,7 @@ export const emptyRecord = (uuid: string): PodRecord => ({
   mutable: false,
   isolation: 'host',
   network: 'host',
+  runtime: null,
   exit_code: null,
   labels: {},
   annotations: {},
@@ -126,6 +138,7 @@ const RECORD_FIELDS: Record<string, Check> = {
   mutable: isBool,
   isolation: optional(oneOf('host', 'namespaces')),
   network: optional(oneOf('host', 'none')),
+  runtime: optional(strOrNull),
   exit_code: intOrNull,
   labels: stringMap,
   annotations: stringMap,
@@ -138,6 +151,8 @@ const APP_FIELDS: Record<string, Check> = {
   started_at: strOrNull,
   finished_at: strOrNull,
   exit_code: intOrNull,
+  reason: optional(strOrNull),
+  privileged: optional(isBool),
 }
 
 const fieldProblem = (o: Record<string, unknown>, fields: Record<string, Check>, at: string): string | undefined => {
@@ -206,8 +221,10 @@ type StoredRecord = Omit<PodRecord, 'ready_at'> & {
   private?: Record<string, unknown> & { app_pid_start?: Record<string, string> }
 }
 
-const PUBLIC_KEYS = ['uuid', 'name', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'exit_code', 'labels', 'annotations', 'apps'] as const
+const PUBLIC_KEYS = ['uuid', 'name', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'runtime', 'exit_code', 'labels', 'annotations', 'apps'] as const
 const APP_PUBLIC_KEYS = ['name', 'type', 'state', 'pid', 'started_at', 'finished_at', 'exit_code'] as const
+/** App fields that are written only when they say something. */
+const APP_OPTIONAL_KEYS = ['reason', 'privileged'] as const
 
 /** A record as stored in pod.json (one line). */
 export const recordText = (r: PodRecord): string => {
@@ -216,9 +233,11 @@ export const recordText = (r: PodRecord): string => {
   // Always written, so that list can copy the record's bytes (view.ts).
   out.isolation = r.isolation ?? 'host'
   out.network = r.network ?? 'host'
+  out.runtime = r.runtime ?? null
   out.apps = r.apps.map((a) => {
     const o: Record<string, unknown> = {}
     for (const k of APP_PUBLIC_KEYS) o[k] = a[k]
+    for (const k of APP_OPTIONAL_KEYS) if (a[k] !== undefined && a[k] !== null) o[k] = a[k]
     return o
   })
   const priv: Record<string, unknown> = {}

@@ -14,6 +14,10 @@ export interface AppView {
   started_at: string | null
   finished_at: string | null
   exit_code: number | null
+  /** CONTRACT §12: "oom-killed" when the kernel killed the app for its memory limit; absent otherwise. */
+  reason?: string
+  /** Present (true) on an app with no boundary at all. */
+  privileged?: boolean
 }
 
 export interface PodView {
@@ -27,6 +31,8 @@ export interface PodView {
   mutable: boolean
   isolation: 'host' | 'namespaces'
   network: 'host' | 'none'
+  /** The OCI runtime of an isolated pod; null for host processes. */
+  runtime: string | null
   exit_code: number | null
   labels: Record<string, string>
   annotations: Record<string, string>
@@ -56,6 +62,7 @@ export const podView = (pod: Pod): PodView => {
     mutable: r.mutable,
     isolation: r.isolation ?? 'host',
     network: r.network ?? 'host',
+    runtime: r.runtime ?? null,
     exit_code: r.exit_code,
     labels: r.labels,
     annotations: r.annotations,
@@ -67,6 +74,8 @@ export const podView = (pod: Pod): PodView => {
       started_at: a.started_at,
       finished_at: a.finished_at,
       exit_code: a.exit_code,
+      ...(a.reason ? { reason: a.reason } : {}),
+      ...(a.privileged === true ? { privileged: true } : {}),
     })),
     ...(damaged !== undefined ? { damaged } : {}),
     ...(typeof r.failure === 'string' ? { failure: r.failure } : {}),
@@ -96,7 +105,7 @@ const NAME_KEY = '","name":'
 const NAME_END = UUID_KEY.length + 36 + NAME_KEY.length
 // The keys podctl writes after "name", in the order it writes them (record.ts).
 // A record of an older podctl has no "isolation" or "network": it goes through podView.
-const LATER_KEYS = ['created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'exit_code', 'labels', 'annotations', 'apps'].map((k) => `,"${k}":`)
+const LATER_KEYS = ['created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'runtime', 'exit_code', 'labels', 'annotations', 'apps'].map((k) => `,"${k}":`)
 
 /**
  * Whether the record has every key, in podctl's order, and a list of apps

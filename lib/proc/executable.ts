@@ -60,3 +60,13 @@ export const lookPath = (file: string, cwd: string | undefined, env: NodeJS.Proc
   }
   throw spawnError(file, denied ? 'EACCES' : 'ENOENT')
 }
+
+/** Where a program is: the first executable file of that name on PATH, or in the sbin and bin dirs a user's PATH may lack. */
+export const findProgram = (name: string, env: NodeJS.ProcessEnv = process.env): string | undefined => {
+  const dirs = [...(env.PATH ?? '').split(':').filter((d) => d.startsWith('/')), '/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/sbin', '/usr/bin', '/bin']
+  for (const d of dirs) {
+    const p = path.join(d, name)
+    if (probe(p) === 'ok') return p
+  }
+  return undefined
+}

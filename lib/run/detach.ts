@@ -22,6 +22,8 @@ export interface DetachJob {
   claimTimeoutMs?: number
   /** With --cluster: the fleet whose claims the pod uses. */
   fleet?: FleetRef
+  /** --runtime, for a new isolated pod. */
+  runtime?: string
 }
 
 export type DetachReply =

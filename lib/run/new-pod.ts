@@ -5,22 +5,23 @@
  * prepared or, with its volumes set up, moved to run/ for this process to
  * supervise. Whatever fails on the way leaves nothing behind.
  */
-import { PodctlError } from '../errors.js'
 import { isolationOf, type PodManifest } from '../pod/manifest.js'
 import { checkUUIDFileSave, writeUUIDToFile, type Pod } from '../pod/pod.js'
 import { createPod, discard } from '../pod/prepare.js'
 import type { EnsureBoundOptions } from '../volume/binder.js'
 import { bindPodClaims, createPodClaims, fleetClaimsOf, withPodFleet } from '../volume/fleet-binder.js'
 import type { FleetStore } from '../volume/fleet-store.js'
-import { checkVolumeSources, setUpPodVolumes, tearDownPodVolumes } from '../volume/pod-volumes.js'
+import { checkVolumeSources, setUpPodVolumes } from '../volume/pod-volumes.js'
+import { checkIsolatedPod, tearDownPod } from '../runtime/pod-runtime.js'
 import { checkOpenFiles } from './budget.js'
-import { bindProblems, requireNamespaceSupport } from './pod-namespaces.js'
 
 export interface NewPodOptions {
   /** Also write the UUID here (--uuid-file-save). */
   uuidFileSave?: string | undefined
   /** Waiting for the pod's claims to be bound (a live controller binds them). */
   claims?: EnsureBoundOptions
+  /** The OCI runtime of an isolated pod (--runtime): a name on PATH or a path; default PODCTL_RUNTIME, then crun or runc. */
+  runtime?: string | undefined
 }
 
 /**
@@ -31,32 +32,21 @@ export interface NewPodOptions {
 const create = (dataDir: string, manifest: PodManifest, opts: NewPodOptions, finish: (pod: Pod, fleet: FleetStore | undefined) => void | Promise<void>): Promise<Pod> =>
   withPodFleet(manifest, opts.claims, async (fleet) => {
     if (opts.uuidFileSave !== undefined) checkUUIDFileSave(opts.uuidFileSave)
-    if (isolationOf(manifest) === 'namespaces') checkIsolation(manifest)
+    const runtime = isolationOf(manifest) === 'namespaces' ? checkIsolatedPod(manifest, opts.runtime) : undefined
     if (manifest.volumes?.length) {
       checkVolumeSources(dataDir, manifest, fleet ? await fleetClaimsOf(fleet, manifest) : undefined)
       await createPodClaims(dataDir, manifest, fleet)
     }
-    const pod = await createPod(dataDir, manifest)
+    const pod = await createPod(dataDir, manifest, runtime ? { runtime } : {})
     try {
       if (opts.uuidFileSave !== undefined) writeUUIDToFile(pod.uuid, opts.uuidFileSave)
       await finish(pod, fleet)
     } catch (er) {
-      discard(pod, tearDownPodVolumes)
+      discard(pod, tearDownPod)
       throw er
     }
     return pod
   })
-
-/**
- * What a pod with namespaces needs of this host: the support (EFAILED,
- * exit 1, naming what is missing) and its mount points (EUSAGE, like a
- * host source that does not exist).
- */
-const checkIsolation = (manifest: PodManifest): void => {
-  requireNamespaceSupport(manifest)
-  const problem = bindProblems(manifest)
-  if (problem) throw new PodctlError('EUSAGE', `invalid manifest: ${problem}`, 'see Documentation/manifest.md, "isolation"')
-}
 
 /** A new pod, left prepared (unlocked). */
 export const prepareNewPod = (dataDir: string, manifest: PodManifest, opts: NewPodOptions = {}): Promise<Pod> =>

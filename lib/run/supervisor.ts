@@ -6,9 +6,7 @@
  * keeps their output in rotating logs, forwards SIGINT/SIGTERM/SIGHUP, and
  * ends with the pod's exit code (CONTRACT §4).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { resourceReason } from '../fs/errors.js'
 import { DIR_MODE } from '../fs/modes.js'
@@ -19,11 +17,11 @@ import { podEnvMark } from '../pod/reap.js'
 import { MANIFEST_FILE, isoTime, newAppRecord, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
 import { forkCount, killMarked } from '../proc/escaped.js'
 import { procStart } from '../proc/identity.js'
-import { killGroup } from '../proc/signal.js'
-import { appLaunch, type Launch } from './app-launch.js'
-import { GUARDIAN_FD, guardedSpawnArgs } from './guardian.js'
+import { HostRuntime } from '../runtime/host.js'
+import { OciRuntime } from '../runtime/oci.js'
+import { recordedRuntime } from '../runtime/pod-runtime.js'
+import type { AppProcess, PodRuntime } from '../runtime/types.js'
 import { LogWriter } from './log-writer.js'
-import { PodNamespaces } from './pod-namespaces.js'
 import { REQUESTS_DIR, takeRequests, type AppRequest } from './requests.js'
 
 /** Where app output goes besides its log (the terminal, in the foreground). */
@@ -52,8 +50,7 @@ const appsOf = (m: PodManifest, mask: number): App[] => {
 /** The environment mark of one app's processes, beside the pod's (lib/pod/reap.ts). */
 const appEnvMark = (name: string): string => `PODCTL_APP_NAME=${name}`
 
-/** The exit code of a process that died of a signal: 128 + its number. */
-export const signalExitCode = (signal: NodeJS.Signals): number => 128 + (os.constants.signals[signal] ?? 0)
+export { signalExitCode } from '../runtime/host.js'
 
 interface AppStart {
   /** Resolves once the app's start (or failure to start) is recorded. */
@@ -64,7 +61,7 @@ interface AppStart {
 
 interface RunningApp extends AppStart {
   app: App
-  child: ChildProcess
+  proc: AppProcess
   /** Set once SIGTERM was sent (app stop, app rm). */
   stopping?: boolean
 }
@@ -84,8 +81,8 @@ export class Supervisor {
   readonly #running = new Map<string, RunningApp>()
   #stopping: NodeJS.Signals | undefined
   #stopWaiters: (() => void)[] = []
-  /** The pod's namespaces, with "isolation": "namespaces". */
-  #ns: PodNamespaces | undefined
+  /** How the pod's apps are isolated: host processes, or containers on an OCI runtime. */
+  #runtime: PodRuntime | undefined
 
   /** `pod` must be locked in run/ by this process (pod.toRun()). */
   constructor(pod: Pod, manifest: PodManifest, opts: SupervisorOptions = {}) {
@@ -132,7 +129,7 @@ export class Supervisor {
   /** Forwards `signal` to every running app; no further app is started. */
   signal(signal: NodeJS.Signals): void {
     this.#stopping ??= signal
-    for (const { child } of this.#running.values()) killGroup(child.pid, signal)
+    for (const { proc } of this.#running.values()) proc.signal(signal)
     for (const w of this.#stopWaiters.splice(0)) w()
   }
 
@@ -145,7 +142,7 @@ export class Supervisor {
     for (const [s, h] of handlers) process.on(s, h)
     try {
       this.#save()
-      if (isolationOf(this.manifest) === 'namespaces') await this.#startNamespaces()
+      await this.#startRuntime()
       const initOk = await this.#runInitApps()
       if (initOk && !this.#stopping) await this.#runRegularApps()
       else this.#record.ready_at = null
@@ -162,16 +159,21 @@ export class Supervisor {
       for (const [s, h] of handlers) process.off(s, h)
       this.#opts.output?.flush?.()
       // Before the lock goes: a pod read as exited has no process left in its namespaces.
-      await this.#ns?.close()
+      await this.#runtime?.close()
       this.pod.close()
     }
   }
 
-  /** Makes the pod's namespaces, held by its first process, and records that process. */
-  async #startNamespaces(): Promise<void> {
-    this.#ns = await PodNamespaces.start(this.pod, this.manifest)
-    this.#record.holder_pid = this.#ns.pid
-    this.#record.holder_start = this.#ns.start
+  /** Starts the pod's isolation: nothing for host processes; an isolated pod's infra container, recorded. */
+  async #startRuntime(): Promise<void> {
+    if (isolationOf(this.manifest) !== 'namespaces') {
+      this.#runtime = new HostRuntime(this.pod)
+      return
+    }
+    const runtime = await OciRuntime.start(this.pod, () => this.manifest, recordedRuntime(this.#record))
+    this.#runtime = runtime
+    this.#record.holder_pid = runtime.holder.pid
+    this.#record.holder_start = runtime.holder.start
     this.#save()
   }
 
@@ -292,14 +294,13 @@ export class Supervisor {
   /** SIGTERM to one app's group, SIGKILL after `timeoutMs` if it is still there. */
   #stopApp(name: string, timeoutMs: number): void {
     const running = this.#running.get(name)
-    if (!running?.child.pid) return
+    if (!running) return
     // Once is enough: reconcile passes (every second, and on every manifest
     // change) must not restart the SIGKILL clock of an app being stopped.
     if (running.stopping) return
     running.stopping = true
-    const pid = running.child.pid
-    killGroup(pid, 'SIGTERM')
-    const timer = setTimeout(() => killGroup(pid, 'SIGKILL'), timeoutMs)
+    running.proc.signal('SIGTERM')
+    const timer = setTimeout(() => running.proc.signal('SIGKILL'), timeoutMs)
     timer.unref()
     void running.done.then(() => clearTimeout(timer))
   }
@@ -312,13 +313,14 @@ export class Supervisor {
   #start(app: App, beforeStartSaved?: () => void): AppStart {
     const rec = this.#appRecord(app.name)
     let log: LogWriter | undefined
-    let launch: Launch
+    let proc: AppProcess
+    const forksBefore = forkCount()
     try {
       log = new LogWriter(this.pod.path, app.name, {
         ...(this.#opts.logMaxBytes ? { maxBytes: this.#opts.logMaxBytes } : {}),
         onTrouble: (message) => this.#opts.output?.notice(`app ${app.name}: ${message}`),
       })
-      launch = appLaunch(this.pod, app)
+      proc = this.#runtime!.startApp(app)
     } catch (er) {
       this.#cannotStart(app, log, er as NodeJS.ErrnoException)
       beforeStartSaved?.()
@@ -327,20 +329,8 @@ export class Supervisor {
       return { started: Promise.resolve(), done: Promise.resolve() }
     }
     const appLog = log
-    // Each app leads its own process group, so that a signal reaches the
-    // app's children too and the terminal's Ctrl-C reaches only podctl,
-    // which forwards it. Its guardian is born with it (guardian.ts); in a
-    // pod with namespaces the pod's first process is the guardian of all.
-    const forksBefore = forkCount()
-    const { cwd, env, user } = launch
-    const ns = this.#ns
-    const child = ns
-      ? spawn(...ns.joinArgs(app.exec[0]!, app.exec.slice(1), { cwd, ...(user ? { uid: user.uid, gid: user.gid } : {}) }), { cwd: '/', env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn(...guardedSpawnArgs(app.exec[0]!, app.exec.slice(1)), { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'pipe'], ...(user ? { uid: user.uid, gid: user.gid } : {}) })
+    const { child } = proc
     const spawnedAt = child.pid !== undefined && forksBefore !== undefined ? { pid: child.pid, forksBefore } : undefined
-    // A spawn that failed at once (EMFILE, EAGAIN) has no pipes; its 'error' event follows.
-    const guardianPipe = child.stdio?.[GUARDIAN_FD]
-    guardianPipe?.on('error', () => {}) // it only ever ends
     const out = this.#opts.output
     child.stdout?.on('data', (c: Buffer) => {
       appLog.write(c)
@@ -350,66 +340,68 @@ export class Supervisor {
       appLog.write(c)
       out?.write(app.name, 'stderr', c)
     })
-    let markStarted = (): void => {}
-    const started = new Promise<void>((resolve) => {
-      markStarted = resolve
-    })
-    const done = new Promise<void>((resolve) => {
-      let finished = false
-      const finish = (exitCode: number): void => {
-        if (finished) return
-        finished = true
-        rec.state = 'exited'
-        rec.exit_code = exitCode
-        rec.finished_at = isoTime()
-        // Whatever the app left behind in its group goes with it, its
-        // guardian included.
-        if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL')
-        guardianPipe?.destroy()
-        killMarked([podEnvMark(this.pod.uuid), appEnvMark(app.name)], { startedSince: rec.pid_start, spawnedAt })
-        this.#running.delete(app.name)
-        this.#save()
-        let drain: NodeJS.Timeout | undefined
-        const closed = (): void => {
-          if (drain) clearTimeout(drain)
-          appLog.close()
-          resolve()
-        }
-        if ((child.stdout?.readableEnded ?? true) && (child.stderr?.readableEnded ?? true)) return closed()
-        child.once('close', closed)
-        // Output still in the pipes arrives within moments. A process that
-        // left the app's group (setsid, a daemon) may hold the pipes open
-        // for ever: it must not keep the pod running, so stop reading.
-        drain = setTimeout(() => {
-          child.stdout?.destroy()
-          child.stderr?.destroy()
-          child.removeListener('close', closed)
-          closed()
-        }, PIPE_DRAIN_MS)
-      }
-      child.once('spawn', () => {
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])))
+    // Started is recorded once the app runs (a container: once its runtime has made it), or its failure to start.
+    const started = proc.running.then(
+      (pid) => {
         rec.state = 'running'
-        rec.pid = child.pid ?? null
-        rec.pid_start = child.pid !== undefined ? procStart(child.pid) ?? null : null
+        rec.pid = pid
+        rec.pid_start = procStart(pid) ?? null
         rec.started_at = isoTime()
         rec.finished_at = null
         rec.exit_code = null
+        rec.reason = null
         beforeStartSaved?.()
         this.#save()
-        markStarted()
-      })
-      child.once('error', (er: NodeJS.ErrnoException) => {
-        if (rec.state === 'running') return // an error after spawn: 'exit' follows
-        // /bin/sh itself could not be started (the app's program was checked).
+        return true
+      },
+      (er: NodeJS.ErrnoException) => {
         this.#cannotStart(app, appLog, er)
         beforeStartSaved?.()
-        finish(rec.exit_code!)
-        markStarted()
-      })
-      child.once('exit', (code, signal) => finish(code ?? signalExitCode(signal ?? 'SIGKILL')))
+        return false
+      },
+    )
+    const done = (async () => {
+      const ran = await started
+      // A process that never spawned (EMFILE, EAGAIN) may emit no 'exit'.
+      const [code, signal] = ran || child.pid !== undefined ? await exited : [null, null]
+      const end = await proc.ended(code, signal)
+      if (ran) {
+        rec.state = 'exited'
+        rec.exit_code = end.exitCode
+        rec.finished_at = isoTime()
+        if (end.reason) rec.reason = end.reason
+      }
+      killMarked([podEnvMark(this.pod.uuid), appEnvMark(app.name)], { startedSince: rec.pid_start, spawnedAt })
+      this.#running.delete(app.name)
+      this.#save()
+      await this.#drained(child)
+      appLog.close()
+    })()
+    this.#running.set(app.name, { app, proc, started: started.then(() => {}), done })
+    return { started: started.then(() => {}), done }
+  }
+
+  /**
+   * Resolves once `child`'s output is read to its end. Output still in the
+   * pipes arrives within moments; a process that left the app's group (setsid,
+   * a daemon) may hold them open for ever, and must not keep the pod running.
+   */
+  #drained(child: AppProcess['child']): Promise<void> {
+    if ((child.stdout?.readableEnded ?? true) && (child.stderr?.readableEnded ?? true)) return Promise.resolve()
+    return new Promise((resolve) => {
+      const closed = (): void => {
+        clearTimeout(drain)
+        resolve()
+      }
+      child.once('close', closed)
+      const drain = setTimeout(() => {
+        child.stdout?.destroy()
+        child.stderr?.destroy()
+        child.removeListener('close', closed)
+        resolve()
+      }, PIPE_DRAIN_MS)
     })
-    this.#running.set(app.name, { app, child, started, done })
-    return { started, done }
   }
 
   /** Records that `app` could not be started (127 for a missing program, else 126), and says so. */

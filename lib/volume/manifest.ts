@@ -6,7 +6,7 @@
  * two together, for every caller that makes or reads a pod with volumes.
  */
 import path from 'node:path'
-import { parseBytes } from './bytes.js'
+import { parseBytes } from '../bytes.js'
 import { PodctlError } from '../errors.js'
 import {
   Checker,

@@ -9,7 +9,8 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { namespaceSupport } from '../../lib/proc/namespaces.js'
+
+import { containersMissing } from '../helpers/containers.js'
 import { podctl, type RunOptions } from '../helpers/cli-util.js'
 import { manifestFile, pollUntil } from '../helpers/common.js'
 import { alive, allPids } from '../helpers/run-util.js'
@@ -87,7 +88,7 @@ const killPodsIn = (dir: string): void => {
   }
 }
 
-const support = namespaceSupport('none')
+const missing = containersMissing()
 const root: Who = { name: 'as root', uid: 0, gid: 0, opts: {} }
 const other = unprivileged()
 
@@ -97,8 +98,8 @@ for (const who of [root, other]) {
       t.plan(0, who)
       return
     }
-    if (who.uid === 0 && Array.isArray(support)) {
-      t.plan(0, `this machine cannot isolate pods even as root: missing ${support.join(', ')}`)
+    if (missing !== undefined) {
+      t.plan(0, `this machine cannot isolate pods: ${missing}`)
       return
     }
     const run = (dir: string, args: string[]) => podctl(dir, args, who.opts)

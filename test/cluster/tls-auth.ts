@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { GUARDIAN_FD, guardedSpawnArgs } from '../../lib/run/guardian.js'
+import { GUARDIAN_FD, guardedSpawnArgs } from '../../lib/proc/guardian.js'
 import { pollUntil, STACK_RE } from '../helpers/common.js'
 import { podctl } from '../helpers/cli-util.js'
 import { etcdMissing, startEtcd } from '../helpers/etcd.js'
@@ -52,7 +52,7 @@ t.test('TLS with client certificates', { skip: etcdMissing ?? noOpenssl }, async
   makeCerts(dir)
   const [client, peer] = [await freePort(), await freePort()]
   const url = `https://127.0.0.1:${client}`
-  // Through lib/run/guardian.ts, as test/helpers/etcd.ts does: the member dies with this test however it dies.
+  // Through lib/proc/guardian.ts, as test/helpers/etcd.ts does: the member dies with this test however it dies.
   const [file, argv] = guardedSpawnArgs('etcd', [
     '--name', 'tls', '--data-dir', path.join(dir, 'data'), '--logger', 'zap', '--log-level', 'error',
     '--listen-client-urls', url, '--advertise-client-urls', url,

@@ -1,27 +1,43 @@
-// Isolated pods under SIGKILL (issue 11): start a pod with its own
-// namespaces whose apps fork, escape their group (setsid) and ignore
-// SIGTERM, SIGKILL its supervisor at a seeded random moment after it is
-// running, and check from the host that within a second the pod reads
-// exited and no process of it is left. Seeded and reproducible:
+// Isolated pods under SIGKILL (CONTRACT §9, §12): start a pod of
+// containers whose apps fork, escape their group (setsid) and ignore
+// SIGTERM, SIGKILL its supervisor at a seeded random moment (while its
+// containers are being made, or once it runs), and check from the host
+// that within a second the pod reads exited and none of its processes is
+// left; that the runtime's own processes end too; and that after `gc` the
+// runtime keeps no container of the data dir. Seeded and reproducible:
 // ISO_CRASH_SEED picks the schedule, ISO_CRASH_TRIALS the number (default 50).
 import t from 'tap'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
-import { namespaceSupport } from '../../lib/proc/namespaces.js'
-import { podctl } from '../helpers/cli-util.js'
-import { pollUntil, seededRandom } from '../helpers/common.js'
+import path from 'node:path'
+import { findRuntime } from '../../lib/runtime/runtime.js'
+import { argvFor, launcher, podctl } from '../helpers/cli-util.js'
+import { containersMissing } from '../helpers/containers.js'
+import { pollUntil, seededRandom, type Test } from '../helpers/common.js'
 import { alive, allPids, dataDir } from '../helpers/run-util.js'
 
 const seed = Number(process.env.ISO_CRASH_SEED ?? 20261125)
 const trials = Number(process.env.ISO_CRASH_TRIALS ?? 50)
 const rng = seededRandom(seed)
 
-/** Live processes of pod `uuid`: its apps (their environment) and its holder (its arguments name the pod dir). */
-const processesOf = (uuid: string): number[] =>
+const cmdline = (p: number): string => fs.readFileSync(`/proc/${p}/cmdline`, 'latin1')
+
+/** Live processes inside pod `uuid`: its apps and what they started (their environment says so). */
+const appProcessesOf = (uuid: string): number[] =>
   allPids().filter((p) => {
     try {
-      const cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'latin1')
-      if (cmd.includes('supervisor-main')) return false
-      return (cmd.includes(uuid) || fs.readFileSync(`/proc/${p}/environ`, 'latin1').includes(`PODCTL_POD_UUID=${uuid}`)) && alive(p)
+      return !cmdline(p).includes('supervisor-main') && fs.readFileSync(`/proc/${p}/environ`, 'latin1').includes(`PODCTL_POD_UUID=${uuid}`) && alive(p)
+    } catch {
+      return false
+    }
+  })
+
+/** Live processes of the runtime for pod `uuid` (their arguments name its containers), and its infra. */
+const runtimeProcessesOf = (uuid: string): number[] =>
+  allPids().filter((p) => {
+    try {
+      const cmd = cmdline(p)
+      return cmd.includes(uuid) && !cmd.includes('supervisor-main') && !cmd.includes('podctl') && alive(p)
     } catch {
       return false
     }
@@ -29,35 +45,92 @@ const processesOf = (uuid: string): number[] =>
 
 const APP = 'sleep 300 & setsid sleep 301 & (trap "" TERM HUP INT; sleep 302) & i=0; while :; do i=$((i+1)); echo $i > /tmp/n; done'
 
+/** The containers the runtime keeps for data dir `dir`. */
+const runtimeList = (dir: string): string[] => {
+  const rt = findRuntime()
+  const r = spawnSync(rt.path, ['--root', path.join(dir, 'runtime', rt.name), 'list', '-q'], { encoding: 'utf8' })
+  return r.stdout.split('\n').filter((l) => l !== '')
+}
+
+const manifestOf = (apps: number, network: string): string =>
+  JSON.stringify({ apiVersion: 'podctl/v1', isolation: 'namespaces', network, apps: Array.from({ length: apps }, (_, k) => ({ name: `a${k}`, exec: ['sh', '-c', APP] })) })
+
+/** After a SIGKILL: the pod reads exited within a second, its processes go, then the runtime's. */
+const checkGone = async (t: Test, dir: string, uuid: string, what: string, killedAt: number): Promise<void> => {
+  await pollUntil(`${what}: pod ${uuid} to read exited`, () => podctl(dir, ['status', uuid]).stdout.startsWith('state=exited'), { polls: 100, intervalMs: 10 })
+  const exitedIn = Date.now() - killedAt
+  if (exitedIn > 1_000) t.fail(`${what}: the pod read exited only after ${exitedIn} ms`)
+  try {
+    await pollUntil(`${what}: no process in pod ${uuid}`, () => appProcessesOf(uuid).length === 0, { polls: 100, intervalMs: 10 })
+  } catch {
+    t.fail(`${what}: processes of the pod left: ${appProcessesOf(uuid).join(' ')}`)
+  }
+  try {
+    // The runtime's processes clean up after the kernel has ended the pod: a little later.
+    await pollUntil(`${what}: no runtime process of pod ${uuid}`, () => runtimeProcessesOf(uuid).length === 0, { polls: 100, intervalMs: 100 })
+  } catch {
+    t.fail(`${what}: runtime processes left: ${runtimeProcessesOf(uuid).map((p) => `${p} ${cmdline(p).replaceAll('\0', ' ')}`).join('; ')}`)
+  }
+}
+
 t.test(`SIGKILL of an isolated pod's supervisor leaves nothing of the pod (${trials} trials, seed ${seed})`, async (t) => {
-  const support = namespaceSupport('host')
-  if (Array.isArray(support)) {
-    t.plan(0, `this machine cannot isolate pods: missing ${support.join(', ')}`)
+  const missing = containersMissing()
+  if (missing !== undefined) {
+    t.plan(0, `this machine cannot isolate pods: ${missing}`)
     return
   }
   const dir = dataDir(t)
   for (let i = 0; i < trials; i++) {
     const apps = 1 + Math.floor(rng() * 3)
     const network = rng() < 0.5 ? 'host' : 'none'
-    const m = { apiVersion: 'podctl/v1', isolation: 'namespaces', network, apps: Array.from({ length: apps }, (_, k) => ({ name: `a${k}`, exec: ['sh', '-c', APP] })) }
-    const up = podctl(dir, ['run', '--detach', '--manifest', '-'], { input: JSON.stringify(m) })
+    const what = `trial ${i} (${apps} apps, network ${network}, running)`
+    const up = podctl(dir, ['run', '--detach', '--manifest', '-'], { input: manifestOf(apps, network) })
     if (up.status !== 0) {
-      t.fail(`trial ${i}: run --detach exited ${up.status}: ${up.stderr}`)
+      t.fail(`${what}: run --detach exited ${up.status}: ${up.stderr}`)
       continue
     }
     const uuid = up.stdout.trim()
     const pid = JSON.parse(podctl(dir, ['status', uuid, '--format', 'json']).stdout).pid as number
     await new Promise((r) => setTimeout(r, Math.floor(rng() * 300)))
     process.kill(pid, 'SIGKILL')
-    const killedAt = Date.now()
-    await pollUntil(`trial ${i}: pod ${uuid} to read exited`, () => podctl(dir, ['status', uuid]).stdout.startsWith('state=exited'), { polls: 100, intervalMs: 10 })
-    const exitedIn = Date.now() - killedAt
-    if (exitedIn > 1_000) t.fail(`trial ${i}: the pod read exited only after ${exitedIn} ms`)
-    try {
-      await pollUntil(`trial ${i}: no process of pod ${uuid}`, () => processesOf(uuid).length === 0, { polls: 100, intervalMs: 10 })
-    } catch {
-      t.fail(`trial ${i} (${apps} apps, network ${network}): processes of the pod left: ${processesOf(uuid).join(' ')}`)
-    }
+    await checkGone(t, dir, uuid, what, Date.now())
   }
+  const gc = podctl(dir, ['gc', '--grace-period', '0s'])
+  t.equal(gc.status, 0, gc.stderr)
+  t.same(runtimeList(dir), [], 'after gc the runtime keeps no container of the data dir')
   t.pass(`${trials} trials done`)
+})
+
+t.test(`SIGKILL while the containers are being made (${trials} trials, seed ${seed})`, async (t) => {
+  const missing = containersMissing()
+  if (missing !== undefined) {
+    t.plan(0, `this machine cannot isolate pods: ${missing}`)
+    return
+  }
+  const dir = dataDir(t)
+  const uuids: string[] = []
+  for (let i = 0; i < trials; i++) {
+    const apps = 1 + Math.floor(rng() * 3)
+    const network = rng() < 0.5 ? 'host' : 'none'
+    const what = `trial ${i} (${apps} apps, network ${network}, starting)`
+    const file = path.join(dir, '..', `uuid-${i}`)
+    // In the foreground, the supervisor is the podctl process itself: killed anywhere in its start.
+    const [cmd, argv] = launcher(argvFor(dir, ['run', '--uuid-file-save', file, '--manifest', '-']), true)
+    const child = spawn(cmd, argv, { stdio: ['pipe', 'ignore', 'ignore'] })
+    child.stdin.end(manifestOf(apps, network))
+    await new Promise((r) => setTimeout(r, 100 + Math.floor(rng() * 400)))
+    child.kill('SIGKILL')
+    const killedAt = Date.now()
+    await new Promise((r) => child.once('close', r))
+    const uuid = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : undefined
+    if (uuid === undefined) continue // killed before it made a pod: nothing to check but what gc finds
+    uuids.push(uuid)
+    if (podctl(dir, ['status', uuid]).stdout.startsWith('state=prepar')) continue // before it ran
+    await checkGone(t, dir, uuid, what, killedAt)
+  }
+  t.ok(uuids.length > trials / 2, `most trials made a pod before the kill (${uuids.length})`)
+  const gc = podctl(dir, ['gc', '--grace-period', '0s', '--expire-prepared', '0s'])
+  t.equal(gc.status, 0, gc.stderr)
+  t.same(runtimeList(dir), [], 'after gc the runtime keeps no container of the data dir')
+  t.same(fs.readdirSync(path.join(dir, 'pods', 'run')), [], 'and no pod is left running')
 })

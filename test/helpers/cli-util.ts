@@ -33,12 +33,12 @@ export interface RunOptions {
  * kept, so spawned runs still count for coverage.
  */
 const ENV = '/usr/bin/env'
-const launcher = (argv: string[], coverage = true): [string, string[]] => [
+export const launcher = (argv: string[], coverage = true): [string, string[]] => [
   ENV,
   ['-u', 'NODE_OPTIONS', ...(coverage ? [] : ['-u', 'NODE_V8_COVERAGE']), process.execPath, ...argv],
 ]
 
-const argvFor = (dir: string | undefined, args: readonly string[]): string[] =>
+export const argvFor = (dir: string | undefined, args: readonly string[]): string[] =>
   dir === undefined ? [BIN, ...args] : [BIN, '--dir', dir, ...args]
 
 /** Runs `podctl [--dir dir] args...` synchronously. */
@@ -188,12 +188,15 @@ export const POD_KEYS = [
   'mutable',
   'isolation',
   'network',
+  'runtime',
   'exit_code',
   'labels',
   'annotations',
   'apps',
 ].sort()
 export const APP_KEYS = ['name', 'type', 'state', 'pid', 'started_at', 'finished_at', 'exit_code'].sort()
+/** App keys present only when they say something (CONTRACT §12). */
+export const APP_OPTIONAL_KEYS = ['reason', 'privileged']
 
 export const POD_STATES = [
   'embryo',
@@ -237,6 +240,7 @@ export const podShapeProblems = (v: unknown): string[] => {
   if (typeof o.mutable !== 'boolean') p.push(`mutable=${JSON.stringify(o.mutable)}`)
   if (o.isolation !== 'host' && o.isolation !== 'namespaces') p.push(`isolation=${JSON.stringify(o.isolation)}`)
   if (o.network !== 'host' && o.network !== 'none') p.push(`network=${JSON.stringify(o.network)}`)
+  if (o.isolation === 'host' ? o.runtime !== null : typeof o.runtime !== 'string') p.push(`runtime=${JSON.stringify(o.runtime)} with isolation ${JSON.stringify(o.isolation)}`)
   strMap('labels', o.labels)
   strMap('annotations', o.annotations)
   if (!Array.isArray(o.apps)) p.push('apps is not an array')
@@ -247,7 +251,7 @@ export const podShapeProblems = (v: unknown): string[] => {
         return
       }
       const ao = a as Record<string, unknown>
-      const ak = Object.keys(ao).sort()
+      const ak = Object.keys(ao).filter((k) => !APP_OPTIONAL_KEYS.includes(k)).sort()
       if (JSON.stringify(ak) !== JSON.stringify(APP_KEYS)) p.push(`apps[${i}] keys ${ak.join(',')}`)
       if (typeof ao.name !== 'string') p.push(`apps[${i}].name`)
       if (!['init', 'regular', 'ephemeral'].includes(ao.type as string)) p.push(`apps[${i}].type=${JSON.stringify(ao.type)}`)

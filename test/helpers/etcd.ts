@@ -16,7 +16,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { promisify } from 'node:util'
-import { GUARDIAN_FD, guardedSpawnArgs } from '../../lib/run/guardian.js'
+import { GUARDIAN_FD, guardedSpawnArgs } from '../../lib/proc/guardian.js'
 import type { Teardown } from './common.js'
 
 export interface EtcdMember {
@@ -157,7 +157,7 @@ interface Proc {
 }
 
 /**
- * Spawns etcd through lib/run/guardian.ts's `sh`: etcd keeps the pid we
+ * Spawns etcd through lib/proc/guardian.ts's `sh`: etcd keeps the pid we
  * spawned and leads its own process group, and a guardian in that group
  * SIGKILLs the group once our end of its pipe closes, that is, when this
  * process dies, even by SIGKILL (a tap timeout). So no member outlives the

@@ -7,7 +7,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { ensureDataDir } from '../../lib/pod/layout.js'
-import { GUARDIAN_NAME } from '../../lib/run/guardian.js'
+import { GUARDIAN_NAME } from '../../lib/proc/guardian.js'
 import { podctl } from './cli-util.js'
 import { allPods, pollUntil, type Teardown, type Test } from './common.js'
 
@@ -52,7 +52,7 @@ export const allPids = (): number[] =>
 /** The live members of process group `pgid`. */
 export const groupMembers = (pgid: number): number[] => allPids().filter((p) => procStat(p)?.pgrp === pgid && alive(p))
 
-/** Whether `pid` is an app's guardian (lib/run/guardian.ts): `sh -c SCRIPT podctl-guardian …`. */
+/** Whether `pid` is an app's guardian (lib/proc/guardian.ts): `sh -c SCRIPT podctl-guardian …`. */
 export const isGuardian = (pid: number): boolean => {
   try {
     return fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0')[3] === GUARDIAN_NAME

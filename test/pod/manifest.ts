@@ -49,9 +49,9 @@ t.test('not an object', async (t) => {
 })
 
 t.test('unknown fields are errors at every level', async (t) => {
-  problems(t, man({ extra: 1 }), [['extra', 'unknown field (allowed: apiVersion, name, labels, annotations, mutable, isolation, network, apps, volumes)']], 'top level')
+  problems(t, man({ extra: 1 }), [['extra', 'unknown field (allowed: apiVersion, name, labels, annotations, mutable, isolation, network, userns, resources, apps, volumes)']], 'top level')
   problems(t, man({ 'a b': 1 }), [['["a b"]', /^unknown field/]], 'a key that is not an identifier is quoted')
-  problems(t, man({ apps: [app({ image: 'x' })] }), [['apps[0].image', 'unknown field (allowed: name, type, exec, env, workingDirectory, mounts, user, group)']], 'app')
+  problems(t, man({ apps: [app({ image: 'x' })] }), [['apps[0].image', 'unknown field (allowed: name, type, exec, env, workingDirectory, mounts, user, group, capabilities, readOnlyRootFilesystem, seccomp, privileged, resources)']], 'app')
   problems(
     t,
     man({ volumes: [vol({ kind: 'empty' })], apps: [app({ mounts: [{ volume: 'data', path: '/d', rw: true }] })] }),
@@ -118,18 +118,33 @@ t.test('isolation and network (CONTRACT §9)', async (t) => {
   problems(t, man({ isolation: 'host', network: 'none' }), [['network', '"none" needs "isolation": "namespaces"']], 'network none with host isolation')
 })
 
-t.test('with namespaces, apps that share a mount path agree on it', async (t) => {
-  const two = (a: Record<string, unknown>, b: Record<string, unknown>, isolation = 'namespaces'): Record<string, unknown> =>
-    man({
-      isolation,
-      volumes: [vol({ name: 'x' }), vol({ name: 'y' })],
-      apps: [app({ name: 'a', mounts: [{ path: '/tmp/d', ...a }] }), app({ name: 'b', mounts: [{ path: '/tmp/d/', ...b }] })],
-    })
-  ok(t, two({ volume: 'x' }, { volume: 'x' }), 'the same volume, both writable')
-  ok(t, two({ volume: 'x', readOnly: true }, { volume: 'x', readOnly: true }), 'the same volume, both read-only')
-  ok(t, two({ volume: 'x' }, { volume: 'y' }, 'host'), 'with host isolation each app has its own view')
-  problems(t, two({ volume: 'x' }, { volume: 'y' }), [['apps[1].mounts[0].path', /share their mounts, and apps\[0\]\.mounts\[0\] mounts "x" at "\/tmp\/d"/]], 'two volumes at one path')
-  problems(t, two({ volume: 'x', readOnly: true }, { volume: 'x' }), [['apps[1].mounts[0].path', /mounts "x" at "\/tmp\/d" read-only/]], 'read-only and writable at one path')
+t.test('with namespaces, each app has its own mounts: two apps may mount two volumes at one path', async (t) => {
+  ok(t, man({ isolation: 'namespaces', volumes: [vol({ name: 'x' }), vol({ name: 'y' })], apps: [app({ name: 'a', mounts: [{ volume: 'x', path: '/d' }] }), app({ name: 'b', mounts: [{ volume: 'y', path: '/d', readOnly: true }] })] }))
+})
+
+t.test('containers (CONTRACT §12): resources, capabilities, seccomp, privileged, userns', async (t) => {
+  const iso = (over: Record<string, unknown>, appOver: Record<string, unknown> = {}): Record<string, unknown> => man({ isolation: 'namespaces', apps: [app(appOver)], ...over })
+  ok(t, iso({ resources: { memory: '256Mi', cpu: '0.5', pids: 64 } }), 'pod resources')
+  ok(t, iso({}, { resources: { memory: 67108864, cpu: 2 } }), 'app resources as numbers')
+  ok(t, iso({ resources: { memory: '64m' } }), "podman's 64m")
+  ok(t, iso({ userns: 'private' }), 'userns private')
+  ok(t, iso({}, { capabilities: { add: ['NET_ADMIN', 'cap_sys_time'], drop: ['ALL'] }, readOnlyRootFilesystem: true, seccomp: 'unconfined', privileged: false }), 'app security fields')
+  ok(t, iso({}, { seccomp: '/etc/podctl/seccomp.json' }), 'a seccomp profile path')
+  problems(t, iso({ resources: { memory: '1Mi' } }), [['resources.memory', '"1Mi" is below the smallest limit, 6Mi']])
+  problems(t, iso({ resources: { memory: 'lots' } }), [['resources.memory', 'must be a size such as "256Mi" or "1G", not string "lots"']])
+  problems(t, iso({ resources: { cpu: '-1' } }), [['resources.cpu', 'must be a number of cores such as "0.5" or "2", not string "-1"']])
+  problems(t, iso({ resources: { cpu: 0.001 } }), [['resources.cpu', '0.001 is below the smallest share, 0.01 of a core']])
+  problems(t, iso({ resources: { pids: 0 } }), [['resources.pids', 'must be a whole number above 0, not number 0']])
+  problems(t, iso({ resources: { disk: '1G' } }), [['resources.disk', 'unknown field (allowed: memory, cpu, pids)']])
+  problems(t, iso({ userns: 'auto' }), [['userns', 'must be "host" or "private", not string "auto"']])
+  problems(t, iso({}, { capabilities: { add: ['NET_MAGIC'] } }), [['apps[0].capabilities.add[0]', /^"NET_MAGIC" is not a capability/]], 'an unknown capability')
+  problems(t, iso({}, { capabilities: { add: 'NET_ADMIN' } }), [['apps[0].capabilities.add', 'must be an array of capability names, not string "NET_ADMIN"']])
+  problems(t, iso({}, { seccomp: 'relative.json' }), [['apps[0].seccomp', '"relative.json" must be an absolute path']])
+  problems(t, iso({}, { privileged: 'yes' }), [['apps[0].privileged', 'must be true or false, not string "yes"']])
+  const needs = 'needs "isolation": "namespaces" (host processes have no cgroups, capabilities or seccomp of their own)'
+  problems(t, man({ resources: { memory: '64Mi' } }), [['resources', needs]], 'resources of a host pod')
+  problems(t, man({ userns: 'private' }), [['userns', needs]], 'userns of a host pod')
+  problems(t, man({ apps: [app({ privileged: true, seccomp: 'default' })] }), [['apps[0].seccomp', needs], ['apps[0].privileged', needs]], 'app fields of a host pod')
 })
 
 t.test('apps', async (t) => {

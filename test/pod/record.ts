@@ -36,6 +36,7 @@ t.test('initialRecord', async (t) => {
     mutable: true,
     isolation: 'host',
     network: 'host',
+    runtime: null,
     exit_code: null,
     labels: { a: 'b' },
     annotations: {},
@@ -74,7 +75,7 @@ t.test('private fields are stored apart from the CONTRACT §5 ones and read back
   writeRecord(dir, r)
   const text = fs.readFileSync(path.join(dir, RECORD_FILE), 'utf8')
   const stored = JSON.parse(text) as Record<string, unknown>
-  t.strictSame(Object.keys(stored), ['uuid', 'name', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'exit_code', 'labels', 'annotations', 'apps', 'private'])
+  t.strictSame(Object.keys(stored), ['uuid', 'name', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'runtime', 'exit_code', 'labels', 'annotations', 'apps', 'private'])
   t.strictSame(stored.private, { ready_at: isoTime(5), app_pid_start: { a: '12345' } })
   t.notMatch(JSON.stringify(stored.apps), /pid_start/, 'apps hold only their CONTRACT §5 fields')
   t.strictSame(readRecord(dir), r, 'read back whole')

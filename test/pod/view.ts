@@ -9,7 +9,7 @@ import { manifest, mkPod } from '../helpers/common.js'
 import { dataDir } from '../helpers/run-util.js'
 import { holdLocks } from '../helpers/pod-util.js'
 
-const KEYS = ['uuid', 'name', 'state', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'exit_code', 'labels', 'annotations', 'apps']
+const KEYS = ['uuid', 'name', 'state', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'runtime', 'exit_code', 'labels', 'annotations', 'apps']
 const APP_KEYS = ['name', 'type', 'state', 'pid', 'started_at', 'finished_at', 'exit_code']
 
 t.test('the fields of CONTRACT §5', async (t) => {

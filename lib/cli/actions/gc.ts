@@ -1,7 +1,7 @@
 /** What `podctl gc` does. */
 import { dataDirExists } from '../../pod/layout.js'
 import { gc as collect, type GcResult } from '../../pod/gc.js'
-import { tearDownPodVolumes } from '../../volume/pod-volumes.js'
+import { tearDownPod } from '../../runtime/pod-runtime.js'
 import type { GcCliOptions } from '../commands/gc.js'
 import type { Context } from '../context.js'
 import { isJson, progressReporter, toJson } from '../output.js'
@@ -18,7 +18,7 @@ export const gc = async (ctx: Context, dataDir: string, opts: GcCliOptions): Pro
       expirePreparedMs: opts.expirePrepared,
       markOnly: opts.markOnly === true,
       onProgress: progress.report,
-      beforeDelete: tearDownPodVolumes,
+      beforeDelete: tearDownPod,
       removeWorkers: opts.workers,
       // Each line as it happens: a gc that is killed half-way has said what it did.
       ...(json ? {} : { onOutcome: (outcome: string, uuid: string) => io.out(`${outcome} ${uuid}\n`) }),

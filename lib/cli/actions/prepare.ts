@@ -8,6 +8,6 @@ import { manifestFromInputs } from '../pod-input.js'
 /** Creates a pod from the inputs, leaves it prepared, and prints its UUID. */
 export const prepare = async (ctx: Context, dataDir: string, command: string[], opts: PodInputOptions, fleet?: FleetRef): Promise<void> => {
   const manifest = manifestFromInputs(opts, command)
-  const pod = await prepareNewPod(dataDir, manifest, { uuidFileSave: opts.uuidFileSave, ...(fleet ? { claims: { fleet } } : {}) })
+  const pod = await prepareNewPod(dataDir, manifest, { uuidFileSave: opts.uuidFileSave, runtime: opts.runtime, ...(fleet ? { claims: { fleet } } : {}) })
   ctx.io.out(`${pod.uuid}\n`)
 }

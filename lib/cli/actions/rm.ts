@@ -6,7 +6,7 @@ import { podFromUUIDString, readUUIDFromFile } from '../../pod/pod.js'
 import type { PodState } from '../../pod/state.js'
 import { Include, listPods } from '../../pod/walk.js'
 import { stopPod } from '../../run/stop.js'
-import { tearDownPodVolumes } from '../../volume/pod-volumes.js'
+import { tearDownPod } from '../../runtime/pod-runtime.js'
 import type { RmOptions } from '../commands/rm.js'
 import type { Context } from '../context.js'
 import { progressReporter } from '../output.js'
@@ -45,7 +45,7 @@ export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: R
         await stopPod(pod, { force: true, timeoutMs: 0 })
         pod = podFromUUIDString(dataDir, pod.uuid)
       }
-      removePod(pod, tearDownPodVolumes)
+      removePod(pod, tearDownPod)
       return `${pod.uuid}\n`
     },
     { onDone: (done) => progress.report(done, pods.length) },

@@ -70,7 +70,7 @@ export const runNewPod = async (
   ctx: Context,
   dataDir: string,
   manifest: PodManifest,
-  opts: { detach?: boolean; uuidFileSave?: string; timeout?: number },
+  opts: { detach?: boolean; uuidFileSave?: string; timeout?: number; runtime?: string },
   onRunning?: (pod: Pod) => void,
   fleet?: FleetRef,
 ): Promise<void> => {
@@ -79,10 +79,10 @@ export const runNewPod = async (
   if (opts.detach) {
     // Checked here too: the detached supervisor's refusal would come after the fork.
     if (uuidFileSave !== undefined) checkUUIDFileSave(uuidFileSave)
-    ctx.io.out(`${await runDetached({ dataDir, manifest, ...(uuidFileSave !== undefined ? { uuidFileSave } : {}), ...(opts.timeout !== undefined ? { claimTimeoutMs: opts.timeout } : {}), ...(fleet ? { fleet } : {}) })}\n`)
+    ctx.io.out(`${await runDetached({ dataDir, manifest, ...(uuidFileSave !== undefined ? { uuidFileSave } : {}), ...(opts.runtime !== undefined ? { runtime: opts.runtime } : {}), ...(opts.timeout !== undefined ? { claimTimeoutMs: opts.timeout } : {}), ...(fleet ? { fleet } : {}) })}\n`)
     return
   }
-  const pod = await ownFailureIs125(() => startNewPod(dataDir, manifest, { uuidFileSave, claims: claimWait(ctx, opts.timeout, fleet) }))
+  const pod = await ownFailureIs125(() => startNewPod(dataDir, manifest, { uuidFileSave, runtime: opts.runtime, claims: claimWait(ctx, opts.timeout, fleet) }))
   onRunning?.(pod)
   ctx.state.exitCode = await supervise(pod, manifest, onRunning !== undefined)
 }

@@ -2,7 +2,7 @@
 import { PodctlError } from '../../errors.js'
 import { ensureDataDir } from '../../pod/layout.js'
 import { podFromUUIDString } from '../../pod/pod.js'
-import { parseBytes } from '../../volume/bytes.js'
+import { parseBytes } from '../../bytes.js'
 import { checkNewVolume, createVolume, listVolumes, removeVolume } from '../../volume/persistent.js'
 import { pvInspect, pvInspectLines, pvView } from '../../volume/pv-view.js'
 import { payloadFromSources, updateFilesVolume } from '../../volume/update.js'

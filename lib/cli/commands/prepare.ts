@@ -2,7 +2,7 @@
 import type { Command } from 'commander'
 import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
-import { addPodInputOptions, dataDirOf, fleetOf, type PodInputOptions } from '../options.js'
+import { addPodInputOptions, dataDirOf, fleetOf, runtimeOf, type PodInputOptions } from '../options.js'
 
 export const prepare: CommandSpec = {
   name: 'prepare',
@@ -19,7 +19,7 @@ Examples:
   $ cat web.json | podctl prepare --manifest - --env LOG_LEVEL=debug`,
       )
       .action(async (command: string[], opts: PodInputOptions, self: Command) =>
-        (await import('../actions/prepare.js')).prepare(ctx, dataDirOf(self, 'write'), command, opts, fleetOf(self)),
+        (await import('../actions/prepare.js')).prepare(ctx, dataDirOf(self, 'write'), command, { ...opts, runtime: runtimeOf(self) }, fleetOf(self)),
       )
   },
 }

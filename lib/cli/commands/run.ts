@@ -2,7 +2,7 @@
 import type { Command } from 'commander'
 import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
-import { addPodInputOptions, dataDirOf, fleetOf, durationOption, type PodInputOptions } from '../options.js'
+import { addPodInputOptions, dataDirOf, fleetOf, durationOption, runtimeOf, type PodInputOptions } from '../options.js'
 
 export const run: CommandSpec = {
   name: 'run',
@@ -21,7 +21,7 @@ Examples:
   $ podctl run --manifest web.json --uuid-file-save web.uuid`,
       )
       .action(async (command: string[], opts: PodInputOptions & { detach?: boolean; timeout?: number }, self: Command) =>
-        (await import('../actions/run.js')).run(ctx, dataDirOf(self, 'write'), command, opts, fleetOf(self)),
+        (await import('../actions/run.js')).run(ctx, dataDirOf(self, 'write'), command, { ...opts, runtime: runtimeOf(self) }, fleetOf(self)),
       )
   },
 }

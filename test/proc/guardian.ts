@@ -1,10 +1,10 @@
-// The guardian (lib/run/guardian.ts): an app started through guardedSpawnArgs
+// The guardian (lib/proc/guardian.ts): an app started through guardedSpawnArgs
 // keeps its pid, and its guardian kills the app's group when the pipe closes.
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import type { Socket } from 'node:net'
-import { GUARDIAN_FD, guardedSpawnArgs } from '../../lib/run/guardian.js'
+import { GUARDIAN_FD, guardedSpawnArgs } from '../../lib/proc/guardian.js'
 import { pollUntil, type Test } from '../helpers/common.js'
 import { alive, appMembers, groupMembers, guardianOf, procStat } from '../helpers/run-util.js'
 

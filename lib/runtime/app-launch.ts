@@ -36,8 +36,20 @@ const pathToRoot = (pod: Pod): string[] => {
   return [pod.dataDir, path.dirname(stateDir), stateDir, podDir, path.join(podDir, 'apps')]
 }
 
-/** Prepares `app` of `pod` to be spawned; throws (spawn-like) when it cannot start. */
-export const appLaunch = (pod: Pod, app: App): Launch => {
+/** Where an app runs, made: its root and working directory, and who it runs as. */
+export interface AppPlace {
+  root: string
+  cwd: string
+  user?: AppUser
+}
+
+/**
+ * Resolves `app`'s user and makes its root and working directory, owned
+ * by `owner` (default: the app's user, when it has one; an isolated pod
+ * with ids of its own passes their host ids). Throws (spawn-like) when
+ * the app cannot start.
+ */
+export const appPlace = (pod: Pod, app: App, owner?: (user: AppUser | undefined) => { uid: number; gid: number } | undefined): AppPlace => {
   let user: AppUser | undefined
   try {
     user = resolveAppUser(app)
@@ -46,12 +58,19 @@ export const appLaunch = (pod: Pod, app: App): Launch => {
   }
   const root = appRoot(pod.path, app.name)
   fs.mkdirSync(root, { recursive: true, mode: DIR_MODE })
-  if (user) {
-    fs.lchownSync(root, user.uid, user.gid)
+  const ids = owner ? owner(user) : user
+  if (ids) {
+    fs.lchownSync(root, ids.uid, ids.gid)
     allowTraverse(pathToRoot(pod))
   }
   // Below the root, the app's own tree: never followed through a link it planted.
-  const cwd = app.workingDirectory ? mkdirsInside(root, app.workingDirectory.slice(1) || '.', DIR_MODE, user) : root
+  const cwd = app.workingDirectory ? mkdirsInside(root, app.workingDirectory.slice(1) || '.', DIR_MODE, ids) : root
+  return { root, cwd, ...(user ? { user } : {}) }
+}
+
+/** Prepares `app` of `pod` to be spawned as a host process; throws (spawn-like) when it cannot start. */
+export const appLaunch = (pod: Pod, app: App): Launch => {
+  const { root, cwd, user } = appPlace(pod, app)
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...(user?.name !== undefined ? { USER: user.name, LOGNAME: user.name, HOME: user.home ?? '/' } : {}),

@@ -1,5 +1,5 @@
 /** Byte counts as users type them: 1048576, 512K, 10M, 2G, 1Gi (K = 1000, Ki = 1024). */
-import { PodctlError } from '../errors.js'
+import { PodctlError } from './errors.js'
 
 const UNITS: Record<string, number> = {
   '': 1,

@@ -1,0 +1,151 @@
+/**
+ * Reading cgroups, v1 and v2, as the kernel shows them in this process's
+ * mount namespace. The runtime creates, limits and removes the cgroups of
+ * containers; podctl only reads them: usage for `stats`, and the OOM
+ * counters that tell an app killed for its memory limit from one killed
+ * by a signal.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+
+/** How this host mounts cgroups: v1 only, v1 controllers beside an empty v2 tree ("hybrid"), or v2 only. */
+export type CgroupMode = 'v1' | 'hybrid' | 'v2'
+
+interface CgroupMount {
+  /** Where it is mounted here. */
+  mountPoint: string
+  /** Which cgroup of the hierarchy that mount point shows (mountinfo's root field). */
+  root: string
+}
+
+export interface CgroupLayout {
+  mode: CgroupMode
+  /** v1 hierarchies by controller (memory, cpuacct, pids, ...). */
+  v1: Map<string, CgroupMount>
+  v2: CgroupMount | undefined
+}
+
+const unescape = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)))
+
+/** The cgroup mounts of this mount namespace, from mountinfo text. */
+export const cgroupLayout = (mountinfo = readText('/proc/self/mountinfo') ?? ''): CgroupLayout => {
+  const v1 = new Map<string, CgroupMount>()
+  let v2: CgroupMount | undefined
+  for (const line of mountinfo.split('\n')) {
+    const f = line.split(' ')
+    const dash = f.indexOf('-')
+    if (dash < 0) continue
+    const type = f[dash + 1]
+    const m = { root: unescape(f[3] ?? '/'), mountPoint: unescape(f[4] ?? '') }
+    if (type === 'cgroup2') v2 ??= m
+    else if (type === 'cgroup') for (const opt of (f[dash + 3] ?? '').split(',')) if (!v1.has(opt)) v1.set(opt, m)
+  }
+  const hasControllers = ['memory', 'cpu', 'pids'].some((c) => v1.has(c))
+  const mode: CgroupMode = !hasControllers ? 'v2' : v2 ? 'hybrid' : 'v1'
+  return { mode, v1, v2: mode === 'v2' ? v2 : undefined }
+}
+
+let cached: CgroupLayout | undefined
+const layout = (): CgroupLayout => (cached ??= cgroupLayout())
+
+/** The directory of cgroup `cgroupPath` (absolute, as a runtime's cgroupsPath) in a hierarchy, if it is mounted here. */
+const dirOf = (m: CgroupMount | undefined, cgroupPath: string): string | undefined => {
+  if (!m) return undefined
+  const rel = path.posix.relative(m.root, cgroupPath)
+  // A cgroup above what this namespace shows cannot be reached from here.
+  if (rel.startsWith('..')) return undefined
+  return path.join(m.mountPoint, rel)
+}
+
+const readText = (p: string | undefined): string | undefined => {
+  if (p === undefined) return undefined
+  try {
+    return fs.readFileSync(p, 'utf8')
+  } catch {
+    return undefined
+  }
+}
+
+const readNumber = (p: string | undefined): number | undefined => {
+  const t = readText(p)?.trim()
+  return t !== undefined && /^\d+$/.test(t) ? Number(t) : undefined
+}
+
+/** `key value` lines (memory.stat, memory.events, cpu.stat, memory.oom_control) as a map. */
+const keyed = (text: string | undefined): Map<string, number> =>
+  new Map(
+    (text ?? '')
+      .split('\n')
+      .map((l) => l.split(/\s+/))
+      .filter((p) => p.length >= 2 && /^\d+$/.test(p[1]!))
+      .map((p) => [p[0]!, Number(p[1])] as [string, number]),
+  )
+
+/** v1 writes "no limit" as the largest page-aligned 64-bit count; anything past 2^62 is that. */
+const V1_UNLIMITED = 2 ** 62
+
+export interface CgroupUsage {
+  /** CPU time used so far, in nanoseconds. */
+  cpuNanos: number
+  /** Memory in use, less the inactive file cache (what docker and podman show). */
+  memoryBytes: number
+  /** The memory limit, or null for none. */
+  memoryLimitBytes: number | null
+  pids: number
+  pidsLimit: number | null
+}
+
+/** What the cgroup at `cgroupPath` uses now; undefined when it is not there (gone, or not mounted here). */
+export const cgroupUsage = (cgroupPath: string, l: CgroupLayout = layout()): CgroupUsage | undefined => {
+  if (l.mode === 'v2') {
+    const dir = dirOf(l.v2, cgroupPath)
+    const current = readNumber(dir && path.join(dir, 'memory.current'))
+    if (dir === undefined || current === undefined) return undefined
+    const stat = keyed(readText(path.join(dir, 'memory.stat')))
+    return {
+      cpuNanos: (keyed(readText(path.join(dir, 'cpu.stat'))).get('usage_usec') ?? 0) * 1000,
+      memoryBytes: Math.max(0, current - (stat.get('inactive_file') ?? 0)),
+      memoryLimitBytes: readNumber(path.join(dir, 'memory.max')) ?? null,
+      pids: readNumber(path.join(dir, 'pids.current')) ?? 0,
+      pidsLimit: readNumber(path.join(dir, 'pids.max')) ?? null,
+    }
+  }
+  const mem = dirOf(l.v1.get('memory'), cgroupPath)
+  const usage = readNumber(mem && path.join(mem, 'memory.usage_in_bytes'))
+  if (mem === undefined || usage === undefined) return undefined
+  const stat = keyed(readText(path.join(mem, 'memory.stat')))
+  const limit = readNumber(path.join(mem, 'memory.limit_in_bytes'))
+  const cpu = dirOf(l.v1.get('cpuacct'), cgroupPath)
+  const pids = dirOf(l.v1.get('pids'), cgroupPath)
+  return {
+    cpuNanos: readNumber(cpu && path.join(cpu, 'cpuacct.usage')) ?? 0,
+    memoryBytes: Math.max(0, usage - (stat.get('total_inactive_file') ?? 0)),
+    memoryLimitBytes: limit === undefined || limit >= V1_UNLIMITED ? null : limit,
+    pids: readNumber(pids && path.join(pids, 'pids.current')) ?? 0,
+    pidsLimit: readNumber(pids && path.join(pids, 'pids.max')) ?? null,
+  }
+}
+
+/**
+ * How many processes the kernel's OOM killer has killed in the cgroup at
+ * `cgroupPath` for its memory limit (v1 memory.oom_control, v2
+ * memory.events, both `oom_kill`); undefined when it cannot be read.
+ */
+export const oomKills = (cgroupPath: string, l: CgroupLayout = layout()): number | undefined => {
+  const dir = l.mode === 'v2' ? dirOf(l.v2, cgroupPath) : dirOf(l.v1.get('memory'), cgroupPath)
+  if (dir === undefined) return undefined
+  const text = readText(path.join(dir, l.mode === 'v2' ? 'memory.events' : 'memory.oom_control'))
+  return text === undefined ? undefined : keyed(text).get('oom_kill') ?? 0
+}
+
+/** Whether this process can make cgroups (root with a writable hierarchy): rootless runtimes cannot on v1. */
+export const canMakeCgroups = (l: CgroupLayout = layout()): boolean => {
+  const dir = l.mode === 'v2' ? l.v2?.mountPoint : l.v1.get('memory')?.mountPoint
+  if (dir === undefined) return false
+  try {
+    fs.accessSync(dir, fs.constants.W_OK)
+    return true
+  } catch {
+    return false
+  }
+}

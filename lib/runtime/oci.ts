@@ -1,0 +1,203 @@
+/**
+ * Isolated pods (`"isolation": "namespaces"`, CONTRACT §12) as the
+ * supervisor runs them: the pod's manifest and host turned into the specs
+ * of its infra and app containers (lib/runtime/spec.ts), run by an OCI
+ * runtime (lib/runtime/oci-pod.ts).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { PodctlError } from '../errors.js'
+import type { AppUser } from '../pod/app-user.js'
+import { cpuCores, memoryBytes, networkOf, usernsOf, type App, type PodManifest, type Resources } from '../pod/manifest.js'
+import type { Pod } from '../pod/pod.js'
+import { CONTAINER_PATH } from '../pod/prepare.js'
+import { effectiveCapabilities } from '../proc/capabilities.js'
+import { canMakeCgroups } from '../proc/cgroups.js'
+import { normalizeMountPath } from '../volume/plan.js'
+import { defaultRegistry } from '../volume/plugins/index.js'
+import { appPlace } from './app-launch.js'
+import { signalExitCode } from './host.js'
+import { OciPod, ROOTFS_DIR } from './oci-pod.js'
+import { findRuntime, type RuntimeRef } from './runtime.js'
+import { containersCommonProfile, ociSeccomp, userSeccomp } from './seccomp.js'
+import type { AppSpec, Bind, IdMap, PodSpec, ResourceLimits } from './spec.js'
+import type { AppProcess, PodRuntime } from './types.js'
+import { privateIdRange } from './userns.js'
+
+/** The host's directories every isolated app sees, read-only (CONTRACT §12). */
+export const HOST_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'] as const
+
+
+/** Each of HOST_DIRS that this host has: a directory to bind, or a link to make the same. */
+export const hostDirs = (): { path: string; link?: string }[] => {
+  const out: { path: string; link?: string }[] = []
+  for (const d of HOST_DIRS) {
+    const st = fs.lstatSync(d, { throwIfNoEntry: false })
+    if (st?.isSymbolicLink()) out.push({ path: d, link: fs.readlinkSync(d) })
+    else if (st?.isDirectory()) out.push({ path: d })
+  }
+  return out
+}
+
+/** A manifest's limits as numbers (validated already). */
+export const resourceLimits = (r: Resources | undefined): ResourceLimits | undefined =>
+  r === undefined
+    ? undefined
+    : {
+        ...(r.memory !== undefined ? { memoryBytes: memoryBytes(r.memory)! } : {}),
+        ...(r.cpu !== undefined ? { cpuCores: cpuCores(r.cpu)! } : {}),
+        ...(r.pids !== undefined ? { pids: r.pids } : {}),
+      }
+
+/** The ids of a pod without root: the invoking user is root in the pod's user namespace, and no one else is mapped. */
+const rootlessIds = (): IdMap => ({
+  uid: [{ containerID: 0, hostID: process.geteuid!(), size: 1 }],
+  gid: [{ containerID: 0, hostID: process.getegid!(), size: 1 }],
+})
+
+/**
+ * Whose ids a pod has: the host's (root, `userns: host`), the invoking
+ * user's alone (rootless), or a private range (`userns: private`, passed
+ * in as found at prepare).
+ */
+export const podIdMap = (m: PodManifest): IdMap | undefined => {
+  if (process.geteuid?.() !== 0) return rootlessIds()
+  return usernsOf(m) === 'private' ? privateIdRange() : undefined
+}
+
+/** Where each volume's data is on the host. */
+const volumeSources = (pod: Pod, m: PodManifest): Map<string, { source: string; readOnly: boolean }> => {
+  const registry = defaultRegistry()
+  const out = new Map<string, { source: string; readOnly: boolean }>()
+  for (const v of m.volumes ?? []) {
+    const spec = { name: v.name, volume: v }
+    out.set(v.name, { source: registry.findPluginBySpec(spec).newMounter(spec, pod).path, readOnly: 'readOnly' in v && v.readOnly === true })
+  }
+  return out
+}
+
+/**
+ * An app's binds: its own root at its host path (so PODCTL_APP_ROOT means
+ * the same inside), each of its volumes at its mount path, and each
+ * volume's data at its host path too, where the links in its root point.
+ * Parents before what is mounted in them.
+ */
+export const appBinds = (root: string, app: App, sources: ReadonlyMap<string, { source: string; readOnly: boolean }>, readOnlyRoot: boolean): Bind[] => {
+  const binds = new Map<string, Bind>()
+  binds.set(root, { source: root, target: root, readOnly: readOnlyRoot })
+  const data = new Map<string, Bind>()
+  for (const mt of app.mounts ?? []) {
+    const v = sources.get(mt.volume)
+    if (!v) continue
+    const readOnly = v.readOnly || mt.readOnly === true
+    const target = normalizeMountPath(mt.path)
+    binds.set(target, { source: v.source, target, readOnly })
+    const own = data.get(v.source)
+    data.set(v.source, { source: v.source, target: v.source, readOnly: (own?.readOnly ?? true) && readOnly })
+  }
+  for (const [p, b] of data) if (!binds.has(p)) binds.set(p, b)
+  return [...binds.values()].sort((a, b) => a.target.split('/').length - b.target.split('/').length)
+}
+
+/** The environment of an isolated app: podman's few defaults, the app's own, podctl's. */
+const appEnv = (pod: Pod, app: App, root: string, user: AppUser | undefined, hostname: string): Record<string, string> => ({
+  PATH: CONTAINER_PATH,
+  HOSTNAME: hostname,
+  HOME: user?.home ?? (user === undefined || user.uid === 0 ? '/root' : '/'),
+  ...(user?.name !== undefined ? { USER: user.name, LOGNAME: user.name } : {}),
+  container: 'podctl',
+  ...(app.env ?? {}),
+  PODCTL_POD_UUID: pod.uuid,
+  PODCTL_APP_NAME: app.name,
+  PODCTL_APP_ROOT: root,
+})
+
+/** An app's seccomp filter: containers-common's profile for its capabilities, the user's own, or none. */
+const seccompOf = (app: App, caps: readonly string[]): AppSpec['seccomp'] => {
+  if (app.privileged === true || app.seccomp === 'unconfined') return undefined
+  if (app.seccomp !== undefined && app.seccomp !== 'default') return userSeccomp(app.seccomp)
+  return ociSeccomp(containersCommonProfile(), caps)
+}
+
+/** Whether any memory limit holds for `app`: then its container is kept after it exits, to read the OOM counter. */
+const memoryLimited = (m: PodManifest, app: App): boolean => m.resources?.memory !== undefined || app.resources?.memory !== undefined
+
+export interface OciRuntimeOptions {
+  /** The runtime the pod was prepared with (default: this host's default). */
+  runtime?: RuntimeRef
+}
+
+export class OciRuntime implements PodRuntime {
+  readonly #pod: Pod
+  readonly #manifest: () => PodManifest
+  readonly #oci: OciPod
+  readonly #sources: () => Map<string, { source: string; readOnly: boolean }>
+
+  private constructor(pod: Pod, manifest: () => PodManifest, oci: OciPod) {
+    this.#pod = pod
+    this.#manifest = manifest
+    this.#oci = oci
+    this.#sources = () => volumeSources(pod, manifest())
+  }
+
+  get holder(): { pid: number; start: string | null } {
+    return { pid: this.#oci.infraPid, start: this.#oci.infraStart }
+  }
+
+  /** Starts the pod's infra; `manifest` is read again at each app's start (a mutable pod's changes). */
+  static async start(pod: Pod, manifest: () => PodManifest, opts: OciRuntimeOptions = {}): Promise<OciRuntime> {
+    const m = manifest()
+    const runtime = opts.runtime ?? findRuntime()
+    const idMap = podIdMap(m)
+    const cgroups = process.geteuid?.() === 0 || canMakeCgroups()
+    if (!cgroups && (m.resources !== undefined || m.apps.some((a) => a.resources !== undefined))) {
+      throw new PodctlError('EFAILED', `pod ${pod.uuid.slice(0, 8)} has resource limits, and this user cannot make cgroups on this host`, 'run it as root, or on a host with cgroup v2 delegated to this user')
+    }
+    const spec: PodSpec = {
+      uuid: pod.uuid,
+      hostname: m.name ?? pod.uuid.slice(0, 8),
+      rootfs: path.join(pod.path, ROOTFS_DIR),
+      network: networkOf(m),
+      ...(idMap ? { idMap } : {}),
+      cgroups,
+      hostDirs: hostDirs(),
+    }
+    const oci = await OciPod.start({ dataDir: pod.dataDir, podDir: pod.path, uuid: pod.uuid, runtime }, spec, resourceLimits(m.resources))
+    return new OciRuntime(pod, manifest, oci)
+  }
+
+  startApp(app: App): AppProcess {
+    const m = this.#manifest()
+    const spec = this.#oci.spec
+    const idMap = spec.idMap
+    // The host ids of the app's root: the app's own, shifted into a private range; the invoking user's when rootless.
+    const shift = idMap && process.geteuid?.() === 0 ? { uid: idMap.uid[0]!.hostID, gid: idMap.gid[0]!.hostID } : undefined
+    const place = appPlace(this.#pod, app, (user) => (shift ? { uid: shift.uid + (user?.uid ?? 0), gid: shift.gid + (user?.gid ?? 0) } : user))
+    const rootless = idMap !== undefined && shift === undefined
+    const privileged = app.privileged === true
+    const capabilities = effectiveCapabilities({ ...app.capabilities, privileged })
+    const appSpec: AppSpec = {
+      name: app.name,
+      args: app.exec,
+      env: appEnv(this.#pod, app, place.root, place.user, spec.hostname),
+      cwd: place.cwd,
+      uid: rootless ? 0 : place.user?.uid ?? 0,
+      gid: rootless ? 0 : place.user?.gid ?? 0,
+      capabilities,
+      seccomp: seccompOf(app, capabilities),
+      privileged,
+      noNewPrivileges: !privileged,
+      mounts: appBinds(place.root, app, this.#sources(), app.readOnlyRootFilesystem === true),
+      ...(app.resources ? { resources: resourceLimits(app.resources)! } : {}),
+    }
+    const started = this.#oci.startApp(appSpec, spec.cgroups && memoryLimited(m, app))
+    return {
+      ...started,
+      ended: (code, signal) => started.ended(code ?? signalExitCode(signal ?? 'SIGKILL')),
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#oci.close()
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * An isolated pod's runtime around its life (CONTRACT §12): what prepare
+ * checks of this host before the pod is made (a usable runtime, the
+ * default seccomp profile, mount points it can make), which runtime a
+ * prepared pod runs on, and what rm and gc delete with it (the runtime's
+ * containers, then its volumes).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { PodctlError } from '../errors.js'
+import { usernsOf, type PodManifest } from '../pod/manifest.js'
+import type { Pod } from '../pod/pod.js'
+import type { PodRecord } from '../pod/record.js'
+import { tearDownPodVolumes } from '../volume/pod-volumes.js'
+import { normalizeMountPath } from '../volume/plan.js'
+import { HOST_DIRS } from './oci.js'
+import { deletePodContainers } from './oci-pod.js'
+import { findRuntime, type RuntimeRef } from './runtime.js'
+import { containersCommonProfile, userSeccomp } from './seccomp.js'
+import { privateIdRange } from './userns.js'
+
+const under = (p: string, dir: string): boolean => p === dir || p.startsWith(`${dir}/`)
+
+/**
+ * Mount paths the pod's root cannot hold: the host's own directories are
+ * bound into it read-only, so a mount point below them must already exist
+ * there (anything else, `/srv/data` or `/data`, is made in the pod's root).
+ */
+export const mountPathProblems = (m: PodManifest): string[] => {
+  const problems: string[] = []
+  m.apps.forEach((a, i) =>
+    (a.mounts ?? []).forEach((mt, j) => {
+      const p = normalizeMountPath(mt.path)
+      const host = HOST_DIRS.find((d) => under(p, d))
+      if (host === undefined || p === host) {
+        if (p === host) problems.push(`apps[${i}].mounts[${j}].path: ${JSON.stringify(mt.path)} is one of the host's directories the pod's root binds (${HOST_DIRS.join(', ')}); mount the volume below another path`)
+        return
+      }
+      if (!fs.existsSync(p)) problems.push(`apps[${i}].mounts[${j}].path: ${JSON.stringify(mt.path)} is below ${host}, which the pod's root binds read-only from the host, and does not exist there; mount the volume elsewhere (such as /srv or /data)`)
+    }),
+  )
+  return problems
+}
+
+/**
+ * What an isolated pod needs of this host, checked before it is made:
+ * the runtime (`wanted`, else the default), the default seccomp profile
+ * when an app uses it, the users' own profiles, its mount points and, for
+ * `userns: private`, the id range. Returns the runtime to record.
+ */
+export const checkIsolatedPod = (m: PodManifest, wanted?: string): RuntimeRef => {
+  const problems = mountPathProblems(m)
+  if (problems.length > 0) throw new PodctlError('EUSAGE', `invalid manifest: ${problems.join('; ')}`, 'see Documentation/manifest.md, "Isolation"')
+  for (const a of m.apps) {
+    if (a.privileged === true || a.seccomp === 'unconfined') continue
+    if (a.seccomp === undefined || a.seccomp === 'default') containersCommonProfile()
+    else userSeccomp(a.seccomp)
+  }
+  if (usernsOf(m) === 'private') {
+    if (process.geteuid?.() !== 0) throw new PodctlError('EUSAGE', 'invalid manifest: userns: "private" is for pods run by root; a pod run by another user has a user namespace of its own already')
+    privateIdRange()
+  }
+  return findRuntime(wanted)
+}
+
+/** The runtime an isolated pod was prepared with, from its record (none recorded: the default). */
+export const recordedRuntime = (r: Pick<PodRecord, 'runtime' | 'runtime_path'>): { runtime?: RuntimeRef } =>
+  r.runtime && r.runtime_path ? { runtime: { name: r.runtime, path: r.runtime_path } } : {}
+
+/**
+ * What goes with a pod just before its directory is deleted (its
+ * BeforeDelete, under its lock): the containers its runtime still keeps
+ * (a supervisor or runtime killed midway leaves them), then its volumes.
+ */
+export const tearDownPod = (pod: Pod): void => {
+  if (fs.existsSync(path.join(pod.path, 'bundles'))) {
+    const r = pod.record()
+    const runtime = recordedRuntime(r).runtime
+    if (runtime) deletePodContainers({ dataDir: pod.dataDir, runtime }, pod.uuid)
+  }
+  tearDownPodVolumes(pod)
+}
