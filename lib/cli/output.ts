@@ -78,6 +78,19 @@ export const formatTable = (header: string[] | undefined, rows: string[][], styl
     .concat('\n')
 }
 
+const BYTE_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
+
+/** A byte count as a person reads it, as podman prints sizes: "1.5MiB", "512B". */
+export const humanBytes = (n: number): string => {
+  let v = n
+  let u = 0
+  while (v >= 1024 && u < BYTE_UNITS.length - 1) {
+    v /= 1024
+    u++
+  }
+  return `${u === 0 ? v : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0)}${BYTE_UNITS[u]}`
+}
+
 const UNITS: [number, string][] = [
   [365 * 24 * 3600, 'year'],
   [30 * 24 * 3600, 'month'],

@@ -11,6 +11,7 @@ import type { CommandSpec } from './command-spec.js'
 import { app } from './commands/app.js'
 import { catManifest } from './commands/cat-manifest.js'
 import { controller } from './commands/controller.js'
+import { enter } from './commands/enter.js'
 import { gc } from './commands/gc.js'
 import { list } from './commands/list.js'
 import { logs } from './commands/logs.js'
@@ -18,6 +19,7 @@ import { node } from './commands/node.js'
 import { prepare } from './commands/prepare.js'
 import { rm } from './commands/rm.js'
 import { runPrepared } from './commands/run-prepared.js'
+import { stats } from './commands/stats.js'
 import { run } from './commands/run.js'
 import { inspect, status } from './commands/status.js'
 import { stop } from './commands/stop.js'
@@ -28,7 +30,7 @@ import { addGlobalOptions, parseDurations } from './options.js'
 import { podctlVersion } from './version-info.js'
 
 /** In the order `podctl --help` lists them. */
-const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, inspect, stop, logs, rm, gc, app, catManifest, volume, controller, node, version]
+const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, inspect, stop, logs, enter, stats, rm, gc, app, catManifest, volume, controller, node, version]
 
 /** Builds the program. exitOverride and the output settings are set before the commands, which copy them. */
 export const buildProgram = (ctx: Context): Command => {

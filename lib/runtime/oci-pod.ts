@@ -28,7 +28,7 @@ const INFRA_READY_MS = 10_000
 const INFRA_END_MS = 5_000
 
 /** A runtime's errors, from its JSON log: what it said last at level error. */
-const runtimeError = (logFile: string): string | undefined => {
+export const runtimeError = (logFile: string): string | undefined => {
   let text: string
   try {
     text = fs.readFileSync(logFile, 'utf8')

@@ -20,8 +20,14 @@ export const statusLines = (v: PodView & { volumes?: VolumeView[] }, colour = fa
   if (v.created_at) lines.push(`created=${v.created_at}`)
   if (v.started_at) lines.push(`started=${v.started_at}`)
   if (v.pid !== null) lines.push(`pid=${v.pid}`)
+  if (v.runtime !== null) lines.push(`runtime=${oneLine(v.runtime)}`)
   lines.push(`exited=${v.state === 'exited' || v.state === 'exited garbage' || v.state === 'exited deleting'}`)
-  for (const a of v.apps) if (a.exit_code !== null) lines.push(`app-${a.name}=${a.exit_code}`)
+  for (const a of v.apps) {
+    if (a.exit_code !== null) lines.push(`app-${a.name}=${a.exit_code}`)
+    if (a.reason !== undefined) lines.push(`app-${a.name}-reason=${oneLine(a.reason)}`)
+    // CONTRACT §12: a privileged app is no boundary, and status says so.
+    if (a.privileged === true) lines.push(`app-${a.name}-privileged=true`)
+  }
   for (const vol of v.volumes ?? []) lines.push(volumeStatusLine(vol))
   return `${lines.join('\n')}\n`
 }
