@@ -13,6 +13,7 @@ import { bindPodClaims, createPodClaims, fleetClaimsOf, withPodFleet } from '../
 import type { FleetStore } from '../volume/fleet-store.js'
 import { checkVolumeSources, setUpPodVolumes } from '../volume/pod-volumes.js'
 import { checkIsolatedPod, tearDownPod } from '../runtime/pod-runtime.js'
+import { podIdShift } from '../runtime/userns.js'
 import { checkOpenFiles } from './budget.js'
 
 export interface NewPodOptions {
@@ -57,6 +58,6 @@ export const startNewPod = (dataDir: string, manifest: PodManifest, opts: NewPod
   create(dataDir, manifest, opts, async (pod, fleet) => {
     checkOpenFiles(manifest)
     await bindPodClaims(dataDir, manifest, opts.claims ?? {}, fleet)
-    setUpPodVolumes(pod, manifest)
+    setUpPodVolumes(pod, manifest, undefined, undefined, podIdShift(manifest))
     pod.toRun()
   })

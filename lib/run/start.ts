@@ -5,6 +5,7 @@ import type { Pod } from '../pod/pod.js'
 import type { EnsureBoundOptions } from '../volume/binder.js'
 import { bindPodClaims, withPodFleet } from '../volume/fleet-binder.js'
 import { setUpPodVolumes } from '../volume/pod-volumes.js'
+import { podIdShift } from '../runtime/userns.js'
 import { checkOpenFiles } from './budget.js'
 
 /**
@@ -40,7 +41,7 @@ const setUpVolumes = async (pod: Pod, claims: EnsureBoundOptions): Promise<PodMa
     const { manifest } = pod.podManifest()
     checkOpenFiles(manifest)
     await withPodFleet(manifest, claims, (fleet) => bindPodClaims(pod.dataDir, manifest, claims, fleet))
-    setUpPodVolumes(pod, manifest)
+    setUpPodVolumes(pod, manifest, undefined, undefined, podIdShift(manifest))
     return manifest
   } catch (er) {
     pod.unlock()

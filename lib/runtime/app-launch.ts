@@ -27,14 +27,16 @@ export interface Launch {
 const cannotStart = (message: string, code = 'EPERM'): NodeJS.ErrnoException => Object.assign(new Error(message), { code })
 
 /**
- * The directories an app running as another user must pass through to
- * reach its root: the data dir, the state dir and the pod's own.
+ * The directories another user must pass through to reach a pod's
+ * contents: the data dir, the state dir and the pod's own.
  */
-const pathToRoot = (pod: Pod): string[] => {
-  const podDir = pod.path
-  const stateDir = path.dirname(podDir)
-  return [pod.dataDir, path.dirname(stateDir), stateDir, podDir, path.join(podDir, 'apps')]
+export const pathToPod = (pod: Pod): string[] => {
+  const stateDir = path.dirname(pod.path)
+  return [pod.dataDir, path.dirname(stateDir), stateDir, pod.path]
 }
+
+/** ... and to reach an app's root. */
+const pathToRoot = (pod: Pod): string[] => [...pathToPod(pod), path.join(pod.path, 'apps')]
 
 /** Where an app runs, made: its root and working directory, and who it runs as. */
 export interface AppPlace {

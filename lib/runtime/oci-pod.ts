@@ -48,9 +48,16 @@ export const runtimeError = (logFile: string): string | undefined => {
   return said
 }
 
-/** The spawn-like error of an app whose container could not start: ENOENT (127) for a missing program, else EACCES (126). */
-const startError = (message: string): NodeJS.ErrnoException =>
-  Object.assign(new Error(message), { code: /executable file not found|no such file or directory/.test(message) ? 'ENOENT' : 'EACCES' })
+/**
+ * The spawn-like error of an app whose container could not start: ENOENT
+ * (127) for a missing program, EACCES (126) for one that cannot be run,
+ * else the runtime's own failure (126 too, with its words).
+ */
+const startError = (message: string): NodeJS.ErrnoException => {
+  const exec = /exec: "[^"]*": (.*)$/.exec(message)?.[1]
+  const code = exec === undefined ? 'ERUNTIME' : /executable file not found|no such file or directory/.test(exec) ? 'ENOENT' : 'EACCES'
+  return Object.assign(new Error(message), { code })
+}
 
 /** Resolves with the pid in `file` once the runtime has written it, or undefined once `child` has exited without. */
 const pidFromFile = (file: string, child: ChildProcess): Promise<number | undefined> =>

@@ -15,7 +15,8 @@ import { effectiveCapabilities } from '../proc/capabilities.js'
 import { canMakeCgroups } from '../proc/cgroups.js'
 import { normalizeMountPath } from '../volume/plan.js'
 import { defaultRegistry } from '../volume/plugins/index.js'
-import { appPlace } from './app-launch.js'
+import { allowTraverse } from '../fs/modes.js'
+import { appPlace, pathToPod } from './app-launch.js'
 import { signalExitCode } from './host.js'
 import { OciPod, ROOTFS_DIR } from './oci-pod.js'
 import { findRuntime, type RuntimeRef } from './runtime.js'
@@ -161,7 +162,10 @@ export class OciRuntime implements PodRuntime {
       ...(idMap ? { idMap } : {}),
       cgroups,
       hostDirs: hostDirs(),
+      privilegedApps: m.apps.some((a) => a.privileged === true),
     }
+    // The pod's root is reached as the range's root, which is nobody on the host.
+    if (idMap && process.geteuid?.() === 0) allowTraverse(pathToPod(pod))
     const oci = await OciPod.start({ dataDir: pod.dataDir, podDir: pod.path, uuid: pod.uuid, runtime }, spec, resourceLimits(m.resources))
     return new OciRuntime(pod, manifest, oci)
   }

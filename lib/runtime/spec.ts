@@ -45,6 +45,8 @@ export interface PodSpec {
   cgroups: boolean
   /** The host's directories bound read-only into every app's root (and links, for those that are links on the host). */
   hostDirs: readonly { path: string; link?: string }[]
+  /** An app of the pod is privileged: the pod's cgroup must let it have the host's devices. */
+  privilegedApps?: boolean
 }
 
 export interface AppSpec {
@@ -96,9 +98,9 @@ interface OciMount {
   options: string[]
 }
 
-const linuxResources = (r: ResourceLimits | undefined): Record<string, unknown> => ({
-  // Only the devices runc makes itself (null, zero, full, random, urandom, tty, ptmx): no host device.
-  devices: [{ allow: false, access: 'rwm' }],
+const linuxResources = (r: ResourceLimits | undefined, privileged = false): Record<string, unknown> => ({
+  // Only the devices runc makes itself (null, zero, full, random, urandom, tty, ptmx): no host device; privileged: every one.
+  devices: [{ allow: privileged, access: 'rwm' }],
   // Memory with no swap beyond it, as rkt's isolator: a memory limit that swap can stretch is no limit.
   ...(r?.memoryBytes !== undefined ? { memory: { limit: r.memoryBytes, swap: r.memoryBytes } } : {}),
   ...(r?.cpuCores !== undefined ? { cpu: { quota: Math.round(r.cpuCores * CPU_PERIOD_US), period: CPU_PERIOD_US } } : {}),
@@ -111,7 +113,9 @@ const idMappings = (m: IdMap | undefined): Record<string, unknown> => (m ? { uid
 const systemMounts = (pod: PodSpec, privileged: boolean): OciMount[] => {
   const mounts: OciMount[] = [
     { destination: '/proc', type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] },
-    { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'] },
+    privileged
+      ? { destination: '/dev', type: 'bind', source: '/dev', options: ['rbind'] }
+      : { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'] },
     // A pts gid other than one the user namespace maps would be refused.
     { destination: '/dev/pts', type: 'devpts', source: 'devpts', options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', ...(pod.idMap ? [] : ['gid=5'])] },
     { destination: '/dev/shm', type: 'tmpfs', source: 'shm', options: ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536k'] },
@@ -170,7 +174,7 @@ export const infraConfig = (pod: PodSpec, resources: ResourceLimits | undefined)
       ...(pod.idMap ? [{ type: 'user' }] : []),
     ],
     ...idMappings(pod.idMap),
-    ...(pod.cgroups ? { cgroupsPath: podCgroup(pod.uuid), resources: linuxResources(resources) } : {}),
+    ...(pod.cgroups ? { cgroupsPath: podCgroup(pod.uuid), resources: linuxResources(resources, pod.privilegedApps) } : {}),
     maskedPaths: MASKED_PATHS,
     readonlyPaths: READONLY_PATHS,
   },
@@ -212,7 +216,7 @@ export const appConfig = (pod: PodSpec, app: AppSpec, infraPid: number): Record<
         ...(pod.idMap ? [join('user')] : []),
       ],
       ...idMappings(pod.idMap),
-      ...(pod.cgroups ? { cgroupsPath: appCgroup(pod.uuid, app.name), resources: linuxResources(app.resources) } : {}),
+      ...(pod.cgroups ? { cgroupsPath: appCgroup(pod.uuid, app.name), resources: linuxResources(app.resources, app.privileged) } : {}),
       ...(app.privileged ? {} : { maskedPaths: MASKED_PATHS, readonlyPaths: READONLY_PATHS }),
       ...(app.seccomp ? { seccomp: app.seccomp } : {}),
     },

@@ -50,3 +50,10 @@ export const privateIdRange = (subuid = '/etc/subuid', subgid = '/etc/subgid'): 
   }
   return { uid: [{ containerID: 0, hostID: uid, size: PRIVATE_RANGE }], gid: [{ containerID: 0, hostID: gid, size: PRIVATE_RANGE }] }
 }
+
+/** Where a pod's uid and gid 0 are on the host, when it has ids of its own as root (`userns: private`); else undefined. */
+export const podIdShift = (m: { userns?: 'host' | 'private' }): { uid: number; gid: number } | undefined => {
+  if (m.userns !== 'private' || process.geteuid?.() !== 0) return undefined
+  const r = privateIdRange()
+  return { uid: r.uid[0]!.hostID, gid: r.gid[0]!.hostID }
+}

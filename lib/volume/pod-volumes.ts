@@ -26,6 +26,12 @@ import { parsePodManifest } from './manifest.js'
 import type { PodRef, RecordedMountPoint, VolumeSpec } from './types.js'
 import { accessModeOf } from './access-modes.js'
 
+/** Where a pod with ids of its own (CONTRACT §12, `userns: private`) maps its uid and gid 0 on the host. */
+export interface IdShift {
+  uid: number
+  gid: number
+}
+
 /** A pod this process may hold the lock of. */
 export interface LockablePod extends PodRef {
   readonly holdsLock: boolean
@@ -117,6 +123,7 @@ export const setUpPodVolumes = (
   m: PodManifest,
   opts: OperationOptions = { wait: true },
   registry: PluginRegistry = defaultRegistry(),
+  idShift?: IdShift,
 ): void => {
   if (!m.volumes || m.volumes.length === 0) return
   if (!pod.holdsLock) throw bug(`setting up the volumes of pod ${pod.uuid} without its lock`)
@@ -129,7 +136,7 @@ export const setUpPodVolumes = (
       touched.push(name)
       ex.mountVolume(specs.get(name)!, points.get(name) ?? [], opts)
     }
-    grantToAppUsers(pod, m)
+    grantToAppUsers(pod, m, idShift)
   } catch (er) {
     for (const name of touched.reverse()) {
       try {
@@ -150,7 +157,7 @@ export const setUpPodVolumes = (
  * CONTRACT §10 wants ("its volumes are writable by it"). Host paths are
  * the host's and files volumes podctl's: neither is changed.
  */
-const grantToAppUsers = (pod: PodRef, m: PodManifest): void => {
+const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => {
   const owners = new Map<string, AppUser>()
   for (const a of m.apps) {
     let u: AppUser | undefined
@@ -159,6 +166,8 @@ const grantToAppUsers = (pod: PodRef, m: PodManifest): void => {
     } catch {
       continue // such an app cannot start: the supervisor says so
     }
+    // In a pod of its own id range every app, root included, is someone else on the host.
+    if (shift) u = { uid: shift.uid + (u?.uid ?? 0), gid: shift.gid + (u?.gid ?? 0) }
     if (u === undefined) continue
     for (const mt of a.mounts ?? []) if (!mt.readOnly && !owners.has(mt.volume)) owners.set(mt.volume, u)
   }
