@@ -1,7 +1,14 @@
 // Whether this machine can run isolated pods (CONTRACT §12): an OCI
 // runtime and the default seccomp profile. Tests that need them say why
 // they cannot run instead of failing where the parts are missing.
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { findRuntime } from '../../lib/runtime/runtime.js'
+import { podctl, type RunOptions } from './cli-util.js'
+import type { Test } from './common.js'
+import { alive, allPids } from './run-util.js'
 import { containersCommonProfile } from '../../lib/runtime/seccomp.js'
 
 /** Undefined when isolated pods can run here; else what is missing, in words. */
@@ -14,3 +21,74 @@ export const containersMissing = (): string | undefined => {
     return (er as Error).message
   }
 }
+
+export const TEST_USER = 'podctl-iso'
+
+export interface Who {
+  name: string
+  opts: RunOptions
+  uid: number
+  gid: number
+}
+
+/** The unprivileged user of the second half, made if missing; or why there is none. */
+export const unprivileged = (): Who | string => {
+  if (process.getuid?.() !== 0) return 'the tests do not run as root, so they cannot make a user to run as'
+  const id = (flag: string): number => Number(spawnSync('id', [flag, TEST_USER], { encoding: 'utf8' }).stdout.trim())
+  if (spawnSync('id', [TEST_USER]).status !== 0) {
+    const r = spawnSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', TEST_USER], { encoding: 'utf8' })
+    if (r.error || r.status !== 0) return `useradd ${TEST_USER} failed: ${r.error?.message ?? r.stderr.trim()}`
+  }
+  const uid = id('-u')
+  const gid = id('-g')
+  return { name: `as the unprivileged user ${TEST_USER}`, uid, gid, opts: { uid, gid, cwd: '/' } }
+}
+
+/** A data dir the user owns, in a sticky /tmp (CONTRACT §10 trusts it). */
+export const dataDirFor = (t: Test, who: Who): string => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'podctl-iso-'))
+  fs.chmodSync(base, 0o755)
+  fs.chownSync(base, who.uid, who.gid)
+  const dir = path.join(base, 'data')
+  t.teardown(() => {
+    killPodsIn(dir)
+    fs.rmSync(base, { recursive: true, force: true })
+  })
+  return dir
+}
+
+/** Processes that belong to a pod of `dir`: its apps (by their environment) and its holder (by its arguments). */
+export const podProcesses = (dir: string, uuid?: string): number[] =>
+  allPids().filter((p) => {
+    try {
+      const cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'latin1')
+      const env = fs.readFileSync(`/proc/${p}/environ`, 'latin1')
+      const mark = uuid === undefined ? cmd.includes(`${dir}/pods/`) || env.includes(`PODCTL_APP_ROOT=${dir}/`) : cmd.includes(uuid) || env.includes(`PODCTL_POD_UUID=${uuid}`)
+      return mark && !cmd.includes('supervisor-main') && alive(p)
+    } catch {
+      return false
+    }
+  })
+
+export const killPodsIn = (dir: string): void => {
+  for (const p of podProcesses(dir)) {
+    try {
+      process.kill(p, 'SIGKILL')
+    } catch {
+      // gone
+    }
+  }
+  const r = podctl(dir, ['list', '--format', 'json'])
+  if (r.status === 0) {
+    for (const pod of JSON.parse(r.stdout) as { state: string; pid: number | null }[]) {
+      if (pod.state === 'running' && pod.pid) {
+        try {
+          process.kill(pod.pid, 'SIGKILL')
+        } catch {
+          // gone
+        }
+      }
+    }
+  }
+}
+
