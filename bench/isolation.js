@@ -1,11 +1,15 @@
 #!/usr/bin/env node
-// The isolation benchmark (issue 11): `podctl run --isolation namespaces --
-// /bin/true` against `podctl run -- /bin/true`, in interleaved rounds of one
-// run (target: the medians' ratio ≤ 1.3). Part of `npm run bench`
-// (BENCH_ISOLATION=0 skips it; it skips itself where the machine cannot
-// isolate pods), and runnable alone once dist/ is built:
+// The isolation benchmark (CONTRACT §12): `podctl run --isolation
+// namespaces -- /bin/true` against `podctl run -- /bin/true` and a bare
+// `runc run` of an equivalent bundle (the app container's own config.json,
+// taken from a real run, with namespaces of its own in the place of the
+// infra's), all interleaved in one run. Target: isolated ≤ host + 2 × bare
+// runc (an isolated pod runs two containers: its infra and its app).
+// Part of `npm run bench` (BENCH_ISOLATION=0 skips it; it skips itself
+// where the machine cannot isolate pods), and runnable alone once dist/ is
+// built:
 //   node bench/isolation.js [--reps 31]
-// Prints one line and returns { host_ms, namespaces_ms, ratio } to bench/run.js.
+// Prints one line and returns { host_ms, namespaces_ms, runc_ms, budget_ms, pass } to bench/run.js.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -15,15 +19,42 @@ import { median, round, timeSpawn } from './lib/measure.js'
 const here = path.dirname(fileURLToPath(import.meta.url))
 const BIN = path.resolve(here, '..', 'bin', 'podctl')
 
-/** Measures `reps` interleaved pairs in a temp data dir; undefined (with the reason logged) where namespaces are not available. */
+/**
+ * A bundle equivalent to the app container of an isolated `/bin/true`
+ * pod: its config.json as podctl wrote it, the same root, mounts,
+ * capabilities and seccomp filter, but namespaces (and a cgroup) of its own,
+ * since the infra it joined is gone.
+ */
+const equivalentBundle = (dataDir, work) => {
+  const pods = path.join(dataDir, 'pods', 'run')
+  const [uuid] = fs.readdirSync(pods).length ? fs.readdirSync(pods) : fs.readdirSync(path.join(dataDir, 'pods', 'exited-garbage'))
+  const podDir = fs.existsSync(path.join(pods, uuid)) ? path.join(pods, uuid) : path.join(dataDir, 'pods', 'exited-garbage', uuid)
+  const bundles = path.join(podDir, 'bundles')
+  const app = fs.readdirSync(bundles).find((n) => !n.startsWith('.'))
+  const config = JSON.parse(fs.readFileSync(path.join(bundles, app, 'config.json'), 'utf8'))
+  config.linux.namespaces = config.linux.namespaces.map((n) => ({ type: n.type }))
+  config.hostname = 'bench'
+  config.linux.cgroupsPath = `/podctl-bench/${process.pid}`
+  const bundle = path.join(work, 'bundle')
+  fs.mkdirSync(bundle, { recursive: true })
+  fs.writeFileSync(path.join(bundle, 'config.json'), JSON.stringify(config))
+  return bundle
+}
+
+/** Measures `reps` interleaved triples in a temp data dir; undefined (with the reason logged) where pods cannot be isolated. */
 export const measureIsolation = async ({ reps = 31, log = (s) => process.stderr.write(`bench: ${s}\n`) } = {}) => {
-  const { namespaceSupport } = await import('../dist/lib/proc/namespaces.js')
-  const support = namespaceSupport('host')
-  if (Array.isArray(support)) {
-    log(`isolation: skipped, this machine lacks ${support.join(', ')}`)
+  const { findRuntime } = await import('../dist/lib/runtime/runtime.js')
+  const { containersCommonProfile } = await import('../dist/lib/runtime/seccomp.js')
+  let runtime
+  try {
+    runtime = findRuntime()
+    containersCommonProfile()
+  } catch (er) {
+    log(`isolation: skipped, ${er.message}`)
     return undefined
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'podctl-bench-iso-'))
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'podctl-bench-iso-'))
+  const dir = path.join(work, 'data')
   try {
     const run = (extra) => {
       const r = timeSpawn(process.execPath, [BIN, '--dir', dir, 'run', ...extra, '--', '/bin/true'])
@@ -32,23 +63,30 @@ export const measureIsolation = async ({ reps = 31, log = (s) => process.stderr.
     }
     run([])
     run(['--isolation', 'namespaces'])
+    const bundle = equivalentBundle(dir, work)
+    const state = path.join(work, 'runc-state')
+    let n = 0
+    const bare = () => {
+      const r = timeSpawn(runtime.path, ['--root', state, 'run', '--bundle', bundle, `bench-${process.pid}-${n++}`])
+      if (r.status !== 0) throw new Error(`${runtime.name} run exited ${r.status ?? r.signal}: ${r.stderr.slice(0, 500)}`)
+      return r.ms
+    }
+    bare()
     const host = []
     const ns = []
+    const runc = []
+    const order = [() => host.push(run([])), () => ns.push(run(['--isolation', 'namespaces'])), () => runc.push(bare())]
     for (let i = 0; i < reps; i++) {
-      // Alternate which goes first, so that neither always follows the other.
-      if (i % 2 === 0) {
-        host.push(run([]))
-        ns.push(run(['--isolation', 'namespaces']))
-      } else {
-        ns.push(run(['--isolation', 'namespaces']))
-        host.push(run([]))
-      }
+      // Rotate which goes first, so that none always follows another.
+      for (let k = 0; k < order.length; k++) order[(i + k) % order.length]()
     }
-    const out = { reps, host_ms: round(median(host)), namespaces_ms: round(median(ns)), ratio: round(median(ns) / median(host), 2), userns: support.userns }
-    log(`isolation: run -- /bin/true ${out.host_ms} ms, run --isolation namespaces -- /bin/true ${out.namespaces_ms} ms: ${out.ratio}× (target ≤ 1.3)`)
+    const out = { reps, runtime: runtime.name, host_ms: round(median(host)), namespaces_ms: round(median(ns)), runc_ms: round(median(runc)) }
+    out.budget_ms = round(out.host_ms + 2 * out.runc_ms)
+    out.pass = out.namespaces_ms <= out.budget_ms
+    log(`isolation: run -- /bin/true ${out.host_ms} ms, bare ${runtime.name} run ${out.runc_ms} ms, run --isolation namespaces -- /bin/true ${out.namespaces_ms} ms (target ≤ ${out.budget_ms} ms: ${out.pass ? 'PASS' : 'MISS'})`)
     return out
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true })
+    fs.rmSync(work, { recursive: true, force: true })
   }
 }
 
