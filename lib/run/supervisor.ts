@@ -372,7 +372,8 @@ export class Supervisor {
         rec.finished_at = isoTime()
         if (end.reason) rec.reason = end.reason
       }
-      killMarked([podEnvMark(this.pod.uuid), appEnvMark(app.name)], { startedSince: rec.pid_start, spawnedAt })
+      // What escaped the app's group (setsid, a daemon) goes too: found by its environment, unless the runtime's cgroup ended it already.
+      if (!proc.contained) killMarked([podEnvMark(this.pod.uuid), appEnvMark(app.name)], { startedSince: rec.pid_start, spawnedAt })
       this.#running.delete(app.name)
       this.#save()
       await this.#drained(child)

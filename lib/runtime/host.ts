@@ -45,6 +45,7 @@ export class HostRuntime implements PodRuntime {
     return {
       child,
       running,
+      contained: false,
       signal: (signal) => killGroup(child.pid, signal),
       ended: async (code, signal) => {
         // Whatever the app left behind in its group goes with it, its guardian included.

@@ -106,6 +106,8 @@ export interface OciPodPlace {
 /** One app's container, started: the runtime process the supervisor waits on, and the app inside it. */
 export interface OciApp {
   child: ChildProcess
+  /** Whether the runtime ends all of the app's processes with it (it has a cgroup to find them by). */
+  contained: boolean
   /** The app's host pid once its container runs; rejects with a spawn-like error when it could not start. */
   running: Promise<number>
   signal(signal: NodeJS.Signals): void
@@ -224,6 +226,7 @@ export class OciPod {
     return {
       child,
       running,
+      contained: this.spec.cgroups,
       signal: (signal) => {
         // The app itself once it runs (as podman stop does); before that, the
         // runtime, which forwards what it gets to the container it is making.
