@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { main } from '../../lib/cli/main.js'
 import { ensureDataDir } from '../../lib/pod/layout.js'
-import { snapshot, STACK_RE } from '../helpers/common.js'
+import { snapshot, STACK_RE, runsOf } from '../helpers/common.js'
 
 const runMain = async (dataDir: string, args: string[]) => {
   let stdout = ''
@@ -95,7 +95,7 @@ t.test('random class and claim command lines: accepted, or refused (2 or 4) with
       } else bad.push(`exit ${r.status}: ${r.stderr}`)
       if (bad.length > 0) throw new Error(`podctl ${JSON.stringify(args)}:\n  ${bad.join('\n  ')}`)
     }),
-    { seed: 1010, numRuns: 300, endOnFailure: true },
+    { seed: 1010, numRuns: runsOf(300), endOnFailure: true },
   )
   t.comment(JSON.stringify(outcomes))
   t.ok((outcomes['class 0'] ?? 0) + (outcomes['claim 0'] ?? 0) >= 20, 'many were accepted')

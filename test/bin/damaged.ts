@@ -7,7 +7,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import fs from 'node:fs'
 import path from 'node:path'
-import { STACK_RE } from '../helpers/common.js'
+import { STACK_RE, runsOf } from '../helpers/common.js'
 import { exitedPod, podctl, preparedPod } from '../helpers/cli-util.js'
 
 type Damage = 'truncate' | 'garbage' | 'directory' | 'symlink' | 'empty' | 'apps-null' | 'no-pid' | 'remove'
@@ -141,7 +141,7 @@ t.test('property: random damage to random files of random pods never breaks the 
         return fs.readFileSync(path.join(base, 'outside'), 'utf8') === 'keep\n'
       },
     ),
-    { numRuns: 25 },
+    { numRuns: runsOf(25) },
   )
   t.pass('25 random damages')
 })

@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import fs from 'node:fs'
 import path from 'node:path'
 import { main } from '../../lib/cli/main.js'
-import { listTree, UUID_RE } from '../helpers/common.js'
+import { listTree, UUID_RE, runsOf } from '../helpers/common.js'
 import { podctl } from '../helpers/cli-util.js'
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
@@ -339,7 +339,7 @@ t.test('random and mutated manifests, in-process', async (t) => {
     else refused++
     return r
   }
-  await fc.assert(property(counting, root), { seed: 20261122, numRuns: 300, endOnFailure: true })
+  await fc.assert(property(counting, root), { seed: 20261122, numRuns: runsOf(300), endOnFailure: true })
   t.pass(`300 manifests: ${accepted} accepted, ${refused} refused`)
   // The generator must exercise both outcomes, or the property says little.
   t.ok(accepted >= 30, `at least 30 accepted (${accepted})`)
@@ -351,7 +351,7 @@ t.test('random and mutated manifests, in-process', async (t) => {
 
 t.test('random and mutated manifests, through the spawned bin/podctl', async (t) => {
   const root = t.testdir({})
-  await fc.assert(property(spawned, root), { seed: 4242, numRuns: 20, endOnFailure: true })
+  await fc.assert(property(spawned, root), { seed: 4242, numRuns: runsOf(20), endOnFailure: true })
   t.pass('20 manifests through bin/podctl')
 })
 

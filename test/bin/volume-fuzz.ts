@@ -12,7 +12,7 @@ import path from 'node:path'
 import { main } from '../../lib/cli/main.js'
 import { createVolume } from '../../lib/volume/persistent.js'
 import { ensureDataDir } from '../../lib/pod/layout.js'
-import { snapshot, STACK_RE, UUID_RE } from '../helpers/common.js'
+import { snapshot, STACK_RE, UUID_RE, runsOf } from '../helpers/common.js'
 import { podctl } from '../helpers/cli-util.js'
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
@@ -159,7 +159,7 @@ t.test('random volume sections: accepted, or refused with exit 2 naming a field 
       if (snapshot(hostDir) !== hostBefore) bad.push('the host path changed')
       if (bad.length > 0) throw new Error(`${JSON.stringify(m)}:\n  ${bad.join('\n  ')}`)
     }),
-    { seed: 4004, numRuns: 400, endOnFailure: true },
+    { seed: 4004, numRuns: runsOf(400), endOnFailure: true },
   )
   t.ok(accepted.length >= 20, `accepted ${accepted.length}`)
   t.ok(refused >= 100, `refused ${refused}`)

@@ -164,3 +164,10 @@ export const snapshot = (root: string): string =>
   (listTree(root) ?? [])
     .map((e) => (e.endsWith('/') || e.includes(' -> ') ? e : `${e}=${fs.readFileSync(path.join(root, e), 'utf8')}`))
     .join('\n')
+
+/**
+ * `npm run test:stress` (PODCTL_STRESS=1) runs the fuzzers at full size;
+ * `npm test`, what a developer runs before each commit, at a fifth of it.
+ */
+export const STRESS = process.env.PODCTL_STRESS === '1'
+export const runsOf = (full: number): number => (STRESS ? full : Math.max(10, Math.ceil(full / 5)))

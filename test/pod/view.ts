@@ -5,7 +5,7 @@ import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { preparePod } from '../../lib/pod/prepare.js'
 import { readRecord, writeRecord } from '../../lib/pod/record.js'
 import type { PodManifest } from '../../lib/pod/manifest.js'
-import { manifest, mkPod } from '../helpers/common.js'
+import { manifest, mkPod, runsOf } from '../helpers/common.js'
 import { dataDir } from '../helpers/run-util.js'
 import { holdLocks } from '../helpers/pod-util.js'
 
@@ -108,7 +108,7 @@ t.test('podViewJsonBytes gives the JSON of podView, for any record and state', a
       const slow = podView(new Pod(dir, uuid, 'run', locked))
       return JSON.stringify(fast) === JSON.stringify(slow)
     }),
-    { numRuns: 500 },
+    { numRuns: runsOf(500) },
   )
   t.pass('500 random records: the same JSON, in the same order')
 })

@@ -6,6 +6,7 @@ import fc from 'fast-check'
 import { PodctlError } from '../../lib/errors.js'
 import { podManifestProblems, projectedPathProblem, validatePodManifest } from '../../lib/volume/manifest.js'
 import { app, man, manifestChecks, V, vol, withVolume } from '../helpers/manifest-checks.js'
+import { runsOf } from '../helpers/common.js'
 
 const { problems, ok } = manifestChecks(podManifestProblems, validatePodManifest)
 const manifestProblems = podManifestProblems
@@ -155,8 +156,8 @@ const neverCrashes = (v: unknown, opts?: { allowEphemeral?: boolean }): boolean 
 }
 
 t.test('property: any JSON value is accepted or refused with EUSAGE, never another exception', async (t) => {
-  t.doesNotThrow(() => fc.assert(fc.property(fc.jsonValue(), (v) => neverCrashes(v)), { numRuns: 2000 }))
-  t.doesNotThrow(() => fc.assert(fc.property(fc.jsonValue(), (v) => neverCrashes(JSON.parse(JSON.stringify(v)), { allowEphemeral: true })), { numRuns: 500 }))
+  t.doesNotThrow(() => fc.assert(fc.property(fc.jsonValue(), (v) => neverCrashes(v)), { numRuns: runsOf(2000) }))
+  t.doesNotThrow(() => fc.assert(fc.property(fc.jsonValue(), (v) => neverCrashes(JSON.parse(JSON.stringify(v)), { allowEphemeral: true })), { numRuns: runsOf(500) }))
 })
 
 t.test('property: mutated valid manifests are accepted or refused with EUSAGE', async (t) => {
@@ -221,7 +222,7 @@ t.test('property: mutated valid manifests are accepted or refused with EUSAGE', 
         else refused++
         return good
       }),
-      { numRuns: 1500 },
+      { numRuns: runsOf(1500) },
     ),
   )
   t.ok(accepted > 0, `some generated manifests are valid (${accepted})`)
