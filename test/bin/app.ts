@@ -115,6 +115,17 @@ t.test("an ephemeral app's exit code does not decide the pod's", async (t) => {
   t.equal(v.exit_code, 0, 'the pod exit code ignores the ephemeral app')
 })
 
+t.test('app add without the UUID says the UUID is missing, not the command', async (t) => {
+  const dir = dataDir(t)
+  const r = await podctlAsync(t, dir, ['app', 'add', '--name', 'x', '--', '/bin/true'])
+  t.equal(r.status, 2)
+  t.match(r.stderr, /^podctl: missing pod UUID: "\/bin\/true" is not one\nusage: podctl app add UUID --name NAME -- CMD/)
+  const uuid = await runDetached(t, dir, ['--', 'sleep', '1000'])
+  const noCommand = await podctlAsync(t, dir, ['app', 'add', uuid, '--name', 'x'])
+  t.equal(noCommand.status, 2, 'a UUID and no command: exit 2')
+  t.match(noCommand.stderr, /no command given/)
+})
+
 t.test('app add to an immutable pod exits 4: "immutable pod"', async (t) => {
   const dir = dataDir(t)
   const uuid = await runDetached(t, dir, ['--', 'sleep', '1000'])

@@ -36,6 +36,22 @@ t.test('key=value lines for a prepared pod', async (t) => {
   t.equal(kv.created, json.created_at, 'the same time as the JSON')
 })
 
+t.test("--uuid-file names the pod, as rkt's status takes it (TestUuidFile)", async (t) => {
+  const dir = t.testdir({})
+  const file = path.join(dir, 'pod.uuid')
+  const prep = podctl(dir, ['prepare', '--uuid-file-save', file, '--', 'true'])
+  t.equal(prep.status, 0, prep.stderr)
+  const r = podctl(dir, ['status', '--uuid-file', file, '--format', 'json'])
+  t.equal(r.status, 0, r.stderr)
+  t.equal(JSON.parse(r.stdout).uuid, prep.stdout.trim(), 'the pod of the file')
+  const both = podctl(dir, ['status', prep.stdout.trim(), '--uuid-file', file])
+  t.equal(both.status, 2, 'a UUID and --uuid-file: exit 2')
+  t.match(both.stderr, /not both/)
+  const none = podctl(dir, ['status', '--uuid-file', path.join(dir, 'missing')])
+  t.not(none.status, 0, 'a file that is not there is an error')
+  t.notMatch(none.stderr, STACK_RE)
+})
+
 t.test('an exited pod says exited=true', async (t) => {
   const dir = t.testdir({})
   const uuid = await exitedPod(dir)

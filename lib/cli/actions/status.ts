@@ -1,7 +1,7 @@
 /** What `podctl status` does: wait if asked, then print one pod. */
 import { PodctlError, oneLine } from '../../errors.js'
 import { parseDuration, parseNonNegativeDuration } from '../../duration.js'
-import { podFromUUIDString, type Pod } from '../../pod/pod.js'
+import { podFromUUIDString, readUUIDFromFile, type Pod } from '../../pod/pod.js'
 import { reapOrphans } from '../../pod/reap.js'
 import type { PodView } from '../../pod/view.js'
 import { podView } from '../../pod/view.js'
@@ -50,10 +50,14 @@ const isDuration = (text: string): boolean => {
  * took is the pod: the one that is not a duration, or the only one.
  */
 export const podAndWaits = (uuid: string | undefined, opts: StatusOptions): { uuid: string; wait?: true | string; waitReady?: true | string } => {
+  if (opts.uuidFile !== undefined) {
+    if (uuid !== undefined) throw new PodctlError('EUSAGE', 'give a pod UUID or --uuid-file, not both')
+    return { ...opts, uuid: readUUIDFromFile(opts.uuidFile) }
+  }
   if (uuid !== undefined) return { uuid, ...opts }
   const taken = (['wait', 'waitReady'] as const).filter((k) => typeof opts[k] === 'string')
   const pod = taken.length === 1 ? taken : taken.filter((k) => !isDuration(opts[k] as string))
-  if (pod.length !== 1) throw new PodctlError('EUSAGE', "missing required argument 'uuid'", 'usage: podctl status UUID [--wait[=DURATION]] [--wait-ready[=DURATION]]')
+  if (pod.length !== 1) throw new PodctlError('EUSAGE', "missing required argument 'uuid'", 'usage: podctl status UUID|--uuid-file FILE [--wait[=DURATION]] [--wait-ready[=DURATION]]')
   const key = pod[0]!
   return { ...opts, uuid: opts[key] as string, [key]: true }
 }

@@ -10,13 +10,16 @@ export interface StatusOptions {
   /** true, or the duration text (or the pod: see the action). */
   wait?: true | string
   waitReady?: true | string
+  /** rkt's --uuid-file: the pod whose UUID is in this file. */
+  uuidFile?: string
 }
 
 export const status: CommandSpec = {
   name: 'status',
   description: 'show the status of one pod',
   define: (cmd: Command, ctx: Context): void => {
-    cmd.argument('[uuid]', 'pod UUID or unambiguous prefix').usage('[options] <uuid>')
+    cmd.argument('[uuid]', 'pod UUID or unambiguous prefix').usage('[options] <uuid> | --uuid-file FILE')
+      .option('--uuid-file <file>', 'the pod whose UUID is in this file (as --uuid-file-save wrote it)')
     addFormatOption(cmd, ctx, 'output format (table means key=value lines)')
       .addOption(new Option('--wait [duration]', 'wait until the pod has finished; with a duration (--wait=30s), at most that long, then exit 5'))
       .addOption(new Option('--wait-ready [duration]', 'wait until the pod is ready; with a duration, at most that long, then exit 5'))
@@ -25,7 +28,7 @@ export const status: CommandSpec = {
         const cluster = clusterOf(self)
         if (cluster) {
           if (opts.wait !== undefined || opts.waitReady !== undefined) throw new PodctlError('EUSAGE', '--wait and --wait-ready are for a pod of this node, not with --cluster')
-          if (uuid === undefined) throw new PodctlError('EUSAGE', "missing required argument 'uuid'")
+          if (uuid === undefined || opts.uuidFile !== undefined) throw new PodctlError('EUSAGE', uuid === undefined ? "missing required argument 'uuid'" : '--uuid-file is for a pod of this node, not with --cluster')
           return (await import('../actions/fleet.js')).statusFleet(ctx, cluster, uuid, opts)
         }
         return (await import('../actions/status.js')).status(ctx, dataDirOf(self, 'read'), uuid, opts)

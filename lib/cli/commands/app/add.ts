@@ -8,7 +8,7 @@ export const registerAppAdd = (app: Command, ctx: Context): void => {
     .command('add')
     .description('add an app to a running mutable pod (created, not started: see app start)')
     .argument('<uuid>', 'pod UUID or unambiguous prefix')
-    .argument('<command...>', 'after --: the program and its arguments')
+    .argument('[command...]', 'after --: the program and its arguments')
     .requiredOption('-n, --name <name>', 'app name, unique in the pod')
     .option('--ephemeral', 'an ephemeral app: never decides the pod exit code')
     .option('-e, --env <KEY=VALUE>', 'environment variable (repeatable)', collect)
