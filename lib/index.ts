@@ -71,6 +71,12 @@ export { defaultRegistry, builtinPlugins } from './volume/plugins/index.js'
 export { setUpPodVolumes, tearDownPodVolumes, checkVolumeSources } from './volume/pod-volumes.js'
 export { validatePodManifest, parsePodManifest, podManifestProblems, volumeRules } from './volume/manifest.js'
 export { prepareNewPod, startNewPod, type NewPodOptions } from './run/new-pod.js'
+// Isolated pods on an OCI runtime (CONTRACT §12; Documentation/devel/isolation.md).
+export { tearDownPod, checkIsolatedPod } from './runtime/pod-runtime.js'
+export { findRuntime, type RuntimeRef } from './runtime/runtime.js'
+export { enterPod, type EnterOptions } from './runtime/enter.js'
+export { sampleStats, type AppStats } from './runtime/stats.js'
+export type { PodRuntime, AppProcess } from './runtime/types.js'
 export { podVolumeViews, withVolumes, type VolumeView } from './volume/view.js'
 export type { VolumePlugin, VolumeSpec, Mounter, Unmounter, Metrics, VolumeStateRecord } from './volume/types.js'
 
