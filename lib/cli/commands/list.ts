@@ -31,7 +31,7 @@ export const list: CommandSpec = {
         const cluster = clusterOf(self)
         // With --cluster: the fleet's pods, as their nodes published them (fleet.md).
         if (cluster) return (await import('../actions/fleet.js')).listFleet(ctx, cluster, opts)
-        ctx.io.out(await (await import('../actions/list.js')).listOutput(dataDirOf(self, 'read'), opts, ctx.io.colour))
+        ;(await import('../actions/list.js')).listOutput(dataDirOf(self, 'read'), opts, (piece) => ctx.io.out(piece), ctx.io.colour)
       })
   },
 }
