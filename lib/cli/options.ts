@@ -26,6 +26,7 @@ export const addGlobalOptions = (program: Command, ctx: Context): Command =>
     })
     .addOption(new Option('--runtime <name|path>', 'OCI runtime of isolated pods (default: $PODCTL_RUNTIME, else crun or runc, the first that works here)'))
     .addOption(new Option('--cluster <urls>', 'etcd endpoints of the fleet, comma-separated (default: $PODCTL_CLUSTER); see fleet.md'))
+    .addOption(new Option('--no-cluster', 'this node alone, even with $PODCTL_CLUSTER set (its own pods and volumes when etcd is away)'))
     .addOption(new Option('--node <name>', 'this node\'s name in the fleet (default: $PODCTL_NODE, the hostname)'))
     // Rarely changed, so out of every command's help; fleet.md and commands.md list them.
     .addOption(new Option('--cluster-prefix <prefix>', 'the prefix of podctl\'s keys in etcd').default('/podctl/').hideHelp())
@@ -34,7 +35,8 @@ export const addGlobalOptions = (program: Command, ctx: Context): Command =>
     .addOption(new Option('--cluster-key <file>', 'client key for etcd (TLS)').hideHelp())
 
 interface ClusterGlobals {
-  cluster?: string
+  /** false: --no-cluster. */
+  cluster?: string | false
   node?: string
   clusterPrefix: string
   clusterCacert?: string
@@ -48,6 +50,7 @@ interface ClusterGlobals {
  */
 export const clusterOf = (cmd: Command): ClusterOptions | undefined => {
   const g = cmd.optsWithGlobals() as ClusterGlobals
+  if (g.cluster === false) return undefined
   const urls = g.cluster ?? process.env.PODCTL_CLUSTER
   if (urls === undefined || urls === '') {
     if (g.cluster === '') throw new PodctlError('EUSAGE', '--cluster is empty', 'give the etcd endpoints: --cluster http://127.0.0.1:2379')

@@ -236,3 +236,17 @@ t.test('a reader that stops early (list | head) gets no error', async (t) => {
     t.equal(fs.readFileSync(errFile, 'utf8'), '', `${format}: and prints nothing on stderr`)
   }
 })
+
+t.test("with PODCTL_CLUSTER set and etcd away, list says how to see this node's own pods, and --no-cluster shows them", async (t) => {
+  const dir = t.testdir({})
+  const uuid = await preparedPod(dir)
+  // A port nothing listens on: etcd is away.
+  const env = { ...process.env, PODCTL_CLUSTER: 'http://127.0.0.1:9', NODE_OPTIONS: '' }
+  const away = podctl(dir, ['list'], { env })
+  t.equal(away.status, 1, 'the fleet cannot be listed: exit 1')
+  t.match(away.stderr, /did not answer/)
+  t.match(away.stderr, /this node's own pods: podctl list --no-cluster \(or unset PODCTL_CLUSTER\)/, 'and the way to the local pods is named')
+  const local = podctl(dir, ['list', '--no-cluster', '--format', 'json'], { env })
+  t.equal(local.status, 0, local.stderr)
+  t.same(JSON.parse(local.stdout).map((p: { uuid: string }) => p.uuid), [uuid], "--no-cluster lists this node's pods")
+})

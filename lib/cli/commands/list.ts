@@ -1,5 +1,6 @@
 /** podctl list (ps, ls): all pods, as a table or JSON (CONTRACT §5). */
 import { Option, type Command } from 'commander'
+import { PodctlError, isPodctlError } from '../../errors.js'
 import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
 import { addFormatOption, addLegendOptions, clusterOf, collect, dataDirOf } from '../options.js'
@@ -30,7 +31,17 @@ export const list: CommandSpec = {
       .action(async (opts: ListOptions, self: Command) => {
         const cluster = clusterOf(self)
         // With --cluster: the fleet's pods, as their nodes published them (fleet.md).
-        if (cluster) return (await import('../actions/fleet.js')).listFleet(ctx, cluster, opts)
+        if (cluster) {
+          try {
+            return await (await import('../actions/fleet.js')).listFleet(ctx, cluster, opts)
+          } catch (er) {
+            // etcd away: this node's own pods are still its truth, and a flag away.
+            if (isPodctlError(er) && er.code === 'EFAILED') {
+              throw new PodctlError('EFAILED', er.message, `${er.hint ? `${er.hint}\n` : ''}this node's own pods: podctl list --no-cluster${process.env.PODCTL_CLUSTER ? ' (or unset PODCTL_CLUSTER)' : ''}`, { cause: er })
+            }
+            throw er
+          }
+        }
         ;(await import('../actions/list.js')).listOutput(dataDirOf(self, 'read'), opts, (piece) => ctx.io.out(piece), ctx.io.colour)
       })
   },
