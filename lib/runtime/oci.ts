@@ -50,6 +50,17 @@ export const resourceLimits = (r: Resources | undefined): ResourceLimits | undef
         ...(r.pids !== undefined ? { pids: r.pids } : {}),
       }
 
+/**
+ * Why a pod's limits cannot be had here (EFAILED), or undefined: a user
+ * other than root who cannot make cgroups (a rootless runtime on cgroup v1)
+ * gets none. Checked at prepare, and again when the pod starts.
+ */
+export const limitsRefused = (m: PodManifest, which: string): PodctlError | undefined => {
+  if (m.resources === undefined && !m.apps.some((a) => a.resources !== undefined)) return undefined
+  if (process.geteuid?.() === 0 || canMakeCgroups()) return undefined
+  return new PodctlError('EFAILED', `${which} has resource limits, and this user cannot make cgroups on this host`, 'run it as root, or on a host with cgroup v2 delegated to this user')
+}
+
 /** The ids of a pod without root: the invoking user is root in the pod's user namespace, and no one else is mapped. */
 const rootlessIds = (): IdMap => ({
   uid: [{ containerID: 0, hostID: process.geteuid!(), size: 1 }],
@@ -151,9 +162,8 @@ export class OciRuntime implements PodRuntime {
     const runtime = opts.runtime ?? findRuntime()
     const idMap = podIdMap(m)
     const cgroups = process.geteuid?.() === 0 || canMakeCgroups()
-    if (!cgroups && (m.resources !== undefined || m.apps.some((a) => a.resources !== undefined))) {
-      throw new PodctlError('EFAILED', `pod ${pod.uuid.slice(0, 8)} has resource limits, and this user cannot make cgroups on this host`, 'run it as root, or on a host with cgroup v2 delegated to this user')
-    }
+    const refused = limitsRefused(m, `pod ${pod.uuid.slice(0, 8)}`)
+    if (refused) throw refused
     const spec: PodSpec = {
       uuid: pod.uuid,
       hostname: m.name ?? pod.uuid.slice(0, 8),

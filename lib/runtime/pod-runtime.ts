@@ -13,7 +13,7 @@ import type { Pod } from '../pod/pod.js'
 import type { PodRecord } from '../pod/record.js'
 import { tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { normalizeMountPath } from '../volume/plan.js'
-import { HOST_DIRS } from './oci.js'
+import { HOST_DIRS, limitsRefused } from './oci.js'
 import { deletePodContainers } from './oci-pod.js'
 import { findRuntime, type RuntimeRef } from './runtime.js'
 import { containersCommonProfile, userSeccomp } from './seccomp.js'
@@ -46,7 +46,8 @@ export const mountPathProblems = (m: PodManifest): string[] => {
  * What an isolated pod needs of this host, checked before it is made:
  * the runtime (`wanted`, else the default), the default seccomp profile
  * when an app uses it, the users' own profiles, its mount points and, for
- * `userns: private`, the id range. Returns the runtime to record.
+ * `userns: private`, the id range; for limits, cgroups this user can
+ * make. Returns the runtime to record.
  */
 export const checkIsolatedPod = (m: PodManifest, wanted?: string): RuntimeRef => {
   const problems = mountPathProblems(m)
@@ -60,6 +61,8 @@ export const checkIsolatedPod = (m: PodManifest, wanted?: string): RuntimeRef =>
     if (process.geteuid?.() !== 0) throw new PodctlError('EUSAGE', 'invalid manifest: userns: "private" is for pods run by root; a pod run by another user has a user namespace of its own already')
     privateIdRange()
   }
+  const refused = limitsRefused(m, 'the pod')
+  if (refused) throw refused
   return findRuntime(wanted)
 }
 

@@ -210,6 +210,10 @@ export const containersCommonProfile = (file = CONTAINERS_COMMON_PROFILE): Commo
   return p
 }
 
+/** The actions and argument comparisons of the OCI runtime spec (config-linux.md, "Seccomp"). */
+const OCI_ACTIONS: readonly string[] = ['SCMP_ACT_KILL', 'SCMP_ACT_KILL_PROCESS', 'SCMP_ACT_KILL_THREAD', 'SCMP_ACT_TRAP', 'SCMP_ACT_ERRNO', 'SCMP_ACT_TRACE', 'SCMP_ACT_ALLOW', 'SCMP_ACT_LOG', 'SCMP_ACT_NOTIFY']
+const OCI_OPS: readonly string[] = ['SCMP_CMP_NE', 'SCMP_CMP_LT', 'SCMP_CMP_LE', 'SCMP_CMP_EQ', 'SCMP_CMP_GE', 'SCMP_CMP_GT', 'SCMP_CMP_MASKED_EQ']
+
 /**
  * A user's own OCI seccomp profile (`"seccomp": PATH`), read and checked
  * at prepare time; EUSAGE naming the file when it is not one.
@@ -227,6 +231,17 @@ export const userSeccomp = (file: string): OciSeccomp => {
   if (value === null || typeof value !== 'object' || typeof v.defaultAction !== 'string' || !v.defaultAction.startsWith('SCMP_ACT_')) {
     throw bad('has no "defaultAction" such as "SCMP_ACT_ERRNO"')
   }
+  if (!OCI_ACTIONS.includes(v.defaultAction)) throw bad(`"defaultAction": ${JSON.stringify(v.defaultAction)} is not one of ${OCI_ACTIONS.join(', ')}`)
   if (v.syscalls !== undefined && !Array.isArray(v.syscalls)) throw bad('"syscalls" is not an array')
+  // What the runtime would refuse only when the app starts.
+  for (const [i, r] of (v.syscalls ?? []).entries()) {
+    const at = `"syscalls"[${i}]`
+    if (r === null || typeof r !== 'object') throw bad(`${at} is not an object`)
+    if (!Array.isArray(r.names) || r.names.length === 0 || r.names.some((n) => typeof n !== 'string')) throw bad(`${at}: "names" is not a list of system call names`)
+    if (typeof r.action !== 'string' || !OCI_ACTIONS.includes(r.action)) throw bad(`${at}: "action": ${JSON.stringify(r.action)} is not one of ${OCI_ACTIONS.join(', ')}`)
+    if (r.args !== undefined && r.args !== null && (!Array.isArray(r.args) || r.args.some((a) => a === null || typeof a !== 'object' || !OCI_OPS.includes(a.op)))) {
+      throw bad(`${at}: "args" is not a list of conditions with "op" one of ${OCI_OPS.join(', ')}`)
+    }
+  }
   return { ...(value as OciSeccomp), syscalls: v.syscalls ?? [] }
 }

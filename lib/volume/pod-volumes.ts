@@ -166,11 +166,15 @@ const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => 
     } catch {
       continue // such an app cannot start: the supervisor says so
     }
-    // In a pod of its own id range every app, root included, is someone else on the host.
-    if (shift) u = { uid: shift.uid + (u?.uid ?? 0), gid: shift.gid + (u?.gid ?? 0) }
     if (u === undefined) continue
-    for (const mt of a.mounts ?? []) if (!mt.readOnly && !owners.has(mt.volume)) owners.set(mt.volume, u)
+    // In a pod of its own id range the app's user is someone else on the host.
+    const owner = shift ? { uid: shift.uid + u.uid, gid: shift.gid + u.gid } : u
+    for (const mt of a.mounts ?? []) if (!mt.readOnly && !owners.has(mt.volume)) owners.set(mt.volume, owner)
   }
+  // There root is someone else too: a volume that no app of another user
+  // writes goes to the range's root (which, as root in the pod, may also
+  // write what the range's other users own, as root may on the host).
+  if (shift) for (const a of m.apps) for (const mt of a.mounts ?? []) if (!mt.readOnly && !owners.has(mt.volume)) owners.set(mt.volume, { uid: shift.uid, gid: shift.gid })
   for (const v of m.volumes ?? []) {
     const u = owners.get(v.name)
     if (u === undefined) continue
