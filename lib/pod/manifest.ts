@@ -235,9 +235,18 @@ const MIN_CPU = 0.01
 const MOUNT_FIELDS = ['volume', 'path', 'readOnly'] as const
 const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'isolation', 'network', 'userns', 'resources', 'apps', 'volumes'] as const
 
-/** A memory size as bytes; undefined when it is not one (the checker says why). */
+/** podman's memory units (go-units RAMInBytes): a lower-case b, k, m or g is a power of 1024. */
+const PODMAN_UNITS: Record<string, number> = { b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }
+
+/**
+ * A memory size as bytes; undefined when it is not one (the checker says
+ * why). Written as volumes are ("256Mi", "1G"), or as podman writes it: a
+ * podman user's "64m" is 64 MiB, not 64 MB.
+ */
 export const memoryBytes = (v: string | number): number | undefined => {
   if (typeof v === 'number') return Number.isSafeInteger(v) && v > 0 ? v : undefined
+  const podman = /^(\d+)([bkmg])$/.exec(v.trim())
+  if (podman) return Number(podman[1]) * PODMAN_UNITS[podman[2]!]!
   try {
     return parseBytes(v, 'memory')
   } catch {

@@ -82,10 +82,20 @@ export const enterPod = async (pod: Pod, manifest: PodManifest, command: readonl
       ['--root', runtimeRoot(pod.dataDir, runtime), '--log', log, '--log-format', 'json', 'exec', ...(opts.tty ? ['--tty'] : []), '--process', path.join(bundle, `${name}.json`), appId(pod.uuid, app)],
       { stdio: 'inherit' },
     )
-    // The terminal's signals reach the runtime too (one process group), which forwards them to the command.
-    const ignore = (): void => {}
-    const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const
-    for (const s of signals) process.on(s, ignore)
+    // The terminal's Ctrl-C reaches the runtime itself (one process group),
+    // which passes it on: podctl only must not die of it. A signal sent to
+    // podctl alone (kill PID, a process manager) is passed to the runtime,
+    // which passes it to the command.
+    const keep = (): void => {}
+    const pass = (s: NodeJS.Signals) => (): void => {
+      try {
+        child.kill(s)
+      } catch {
+        // gone
+      }
+    }
+    const handlers = [['SIGINT', keep], ...(['SIGTERM', 'SIGHUP', 'SIGQUIT'] as const).map((s) => [s, pass(s)])] as [NodeJS.Signals, () => void][]
+    for (const [s, h] of handlers) process.on(s, h)
     try {
       const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
         child.once('error', (er) => reject(new PodctlError('EFAILED', `cannot run ${runtime.path}: ${er.message}`)))
@@ -100,7 +110,7 @@ export const enterPod = async (pod: Pod, manifest: PodManifest, command: readonl
       }
       return code ?? 126
     } finally {
-      for (const s of signals) process.off(s, ignore)
+      for (const [s, h] of handlers) process.off(s, h)
     }
   } finally {
     fs.rmSync(path.join(bundle, `${name}.json`), { force: true })

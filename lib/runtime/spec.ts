@@ -66,9 +66,13 @@ export interface AppSpec {
   terminal?: boolean
 }
 
-/** The cgroup of a pod (its infra's) and of each app within it: the pod's limits hold for all of its apps together. */
+/**
+ * The cgroup of a pod (its infra's) and of each app within it: the pod's
+ * limits hold for all of its apps together. An app's has a prefix: a
+ * cgroup v1 directory holds files (`tasks`) that an app's name could be.
+ */
 export const podCgroup = (uuid: string): string => `/podctl/${uuid}`
-export const appCgroup = (uuid: string, app: string): string => `${podCgroup(uuid)}/${app}`
+export const appCgroup = (uuid: string, app: string): string => `${podCgroup(uuid)}/app-${app}`
 
 /** What podman masks and makes read-only in /proc and /sys (CONTRACT §12). */
 export const MASKED_PATHS = [

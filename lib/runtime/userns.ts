@@ -41,10 +41,10 @@ export const privateIdRange = (subuid = '/etc/subuid', subgid = '/etc/subgid'): 
   const uid = subordinateRange(readOr(subuid), names)
   const gid = subordinateRange(readOr(subgid), names)
   if (uid === undefined || gid === undefined) {
-    const missing = [uid === undefined ? subuid : undefined, gid === undefined ? subgid : undefined].filter((f) => f !== undefined).join(' and ')
+    const missing = [uid === undefined ? subuid : undefined, gid === undefined ? subgid : undefined].filter((f) => f !== undefined)
     throw new PodctlError(
       'EFAILED',
-      `a pod with "userns": "private" needs ${PRIVATE_RANGE} subordinate ids of the user ${SUBID_USER}, and ${missing} gives it none`,
+      `a pod with "userns": "private" needs ${PRIVATE_RANGE} subordinate ids of the user ${SUBID_USER}, and ${missing.join(' and ')} ${missing.length > 1 ? 'give' : 'gives'} it none`,
       `add a range no other user has, such as: echo ${SUBID_USER}:500000000:${PRIVATE_RANGE} | tee -a ${subuid} ${subgid}`,
     )
   }

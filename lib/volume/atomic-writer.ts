@@ -34,6 +34,13 @@ export const DATA_DIR_NAME = '..data'
 export const NEW_DATA_DIR_NAME = '..data_tmp'
 /** Default mode of a projected file. */
 export const DEFAULT_FILE_MODE = 0o644
+/**
+ * Mode of a projected volume's directories, as the kubelet's: the files are
+ * for the pod's apps, whoever they run as (another user, a pod's own id
+ * range), and each file's own mode says who reads it. Who reaches the
+ * volume at all is the pod directory's business.
+ */
+export const PROJECTED_DIR_MODE = 0o755
 
 /** One file of a payload (FileProjection in seed 000). */
 export interface FileProjection {
@@ -131,7 +138,7 @@ export class AtomicWriter {
       const tsPath = fs.mkdtempSync(path.join(this.targetDir, `..${stamp()}.`))
       const tsName = path.basename(tsPath)
       try {
-        fs.chmodSync(tsPath, DIR_MODE)
+        fs.chmodSync(tsPath, PROJECTED_DIR_MODE)
         // (6) The payload, into it.
         writePayload(tsPath, payload)
         // (7) ..data_tmp -> the new directory ...
@@ -246,7 +253,7 @@ const payloadDiffers = (payload: Payload, oldTsPath: string, oldPaths: Map<strin
 const writePayload = (dir: string, payload: Payload): void => {
   for (const [p, f] of payload) {
     const parent = path.posix.dirname(p)
-    if (parent !== '.') mkdirsInside(dir, parent)
+    if (parent !== '.') mkdirsInside(dir, parent, PROJECTED_DIR_MODE)
     const file = path.join(dir, p)
     const fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, f.mode)
     try {

@@ -171,6 +171,9 @@ const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => 
     const owner = shift ? { uid: shift.uid + u.uid, gid: shift.gid + u.gid } : u
     for (const mt of a.mounts ?? []) if (!mt.readOnly && !owners.has(mt.volume)) owners.set(mt.volume, owner)
   }
+  // A files volume stays podctl's; one that another user reads needs only a way to it.
+  const readers = m.apps.filter((a) => shift !== undefined || a.user !== undefined || a.group !== undefined)
+  if (readers.some((a) => (a.mounts ?? []).some((mt) => m.volumes?.find((v) => v.name === mt.volume)?.kind === 'files'))) allowTraverse([path.join(pod.path, POD_VOLUMES)])
   // There root is someone else too: a volume that no app of another user
   // writes goes to the range's root (which, as root in the pod, may also
   // write what the range's other users own, as root may on the host).

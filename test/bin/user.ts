@@ -62,6 +62,21 @@ t.test('a manifest names user and group per app; working dir and volumes are the
   t.match(r.stdout, /^\[boss\] 0$/m, 'an app without a user runs as podctl does')
 })
 
+t.test('an app of another user reads a files volume, as host processes and isolated', { skip }, async (t) => {
+  const dir = dataDir(t)
+  for (const isolation of ['host', 'namespaces']) {
+    const m = {
+      apiVersion: 'podctl/v1',
+      isolation,
+      volumes: [{ name: 'cfg', kind: 'files', files: { 'conf/a.conf': { content: 'hello\n' } } }],
+      apps: [{ name: 'reader', user: 'nobody', exec: ['sh', '-c', isolation === 'host' ? 'cat "$PODCTL_APP_ROOT/cfg/conf/a.conf"' : 'cat /cfg/conf/a.conf'], mounts: [{ volume: 'cfg', path: '/cfg', readOnly: true }] }],
+    }
+    const r = podctl(dir, ['run', '--manifest', write(dir, m)])
+    t.equal(r.status, 0, `${isolation}: ${r.stderr}`)
+    t.equal(r.stdout, 'hello\n', `${isolation}: nobody reads the projected file`)
+  }
+})
+
 t.test('an unknown user or group, or --user with a manifest: exit 2 at prepare', async (t) => {
   const dir = path.join(t.testdir({}), 'data')
   for (const [args, msg] of [

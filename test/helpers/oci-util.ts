@@ -5,6 +5,7 @@
  * user whose pods run rootless. Not a test file (test/helpers/ is excluded
  * from discovery).
  */
+import { appCgroup, podCgroup } from '../../lib/runtime/spec.js'
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -41,7 +42,7 @@ export const cgroupDir = (controller: string, uuid: string, app?: string): strin
   const l = cgroupLayout()
   const m = l.mode === 'v2' ? l.v2 : l.v1.get(controller)
   if (!m) throw new Error(`no ${controller} cgroup hierarchy is mounted here`)
-  return path.join(m.mountPoint, path.posix.relative(m.root, `/podctl/${uuid}${app ? `/${app}` : ''}`))
+  return path.join(m.mountPoint, path.posix.relative(m.root, app ? appCgroup(uuid, app) : podCgroup(uuid)))
 }
 
 /** Reads a number from a cgroup file (v1 names). */

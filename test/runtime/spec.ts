@@ -41,7 +41,7 @@ t.test('the contract’s masked and read-only paths are there', async (t) => {
   for (const p of ['/proc/acpi', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list', '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware', '/sys/fs/selinux']) t.ok(MASKED_PATHS.includes(p), `${p} masked`)
   t.strictSame([...READONLY_PATHS].sort(), ['/proc/asound', '/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'].sort(), 'read-only paths')
   t.equal(podCgroup(UUID), `/podctl/${UUID}`)
-  t.equal(appCgroup(UUID, 'web'), `/podctl/${UUID}/web`, "an app's cgroup is below its pod's")
+  t.equal(appCgroup(UUID, 'web'), `/podctl/${UUID}/app-web`, "an app's cgroup is below its pod's, with a prefix no cgroup file has")
 })
 
 t.test('infraConfig: makes the pod’s namespaces, holds nothing it could misuse', async (t) => {
@@ -106,7 +106,7 @@ t.test('appConfig: the process, its capabilities, seccomp and mounts', async (t)
   t.strictSame(c.linux.maskedPaths, MASKED_PATHS)
   t.strictSame(c.linux.readonlyPaths, READONLY_PATHS)
   t.strictSame(c.root, { path: pod().rootfs, readonly: true })
-  t.equal(c.linux.cgroupsPath, `/podctl/${UUID}/main`)
+  t.equal(c.linux.cgroupsPath, `/podctl/${UUID}/app-main`)
   t.strictSame(c.linux.resources, { devices: [{ allow: false, access: 'rwm' }] }, 'no limits of its own: the device rule only')
   t.match(mountAt(c, '/proc'), { type: 'proc' })
   t.match(mountAt(c, '/dev'), { type: 'tmpfs', options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'] }, 'a private /dev')

@@ -4,7 +4,7 @@
  */
 import { PodctlError } from '../../errors.js'
 import { podVolumeDir, podVolumeRel } from '../layout.js'
-import { AtomicWriter, payloadFromFiles } from '../atomic-writer.js'
+import { AtomicWriter, PROJECTED_DIR_MODE, payloadFromFiles } from '../atomic-writer.js'
 import { mkdirsInside } from '../../fs/inside.js'
 import type { Mounter, PodRef, Unmounter, VolumePlugin, VolumeSpec, VolumeStateRecord } from '../types.js'
 import { inPodMetrics, removeInPod } from './empty.js'
@@ -20,7 +20,7 @@ export const filesPlugin: VolumePlugin = {
     path: podVolumeDir(pod.path, spec.name),
     setUp: () => {
       if (spec.volume.kind !== 'files') throw new PodctlError('EFAILED', `bug: volume ${spec.name} is not a files volume`)
-      const dir = mkdirsInside(pod.path, podVolumeRel(spec.name))
+      const dir = mkdirsInside(pod.path, podVolumeRel(spec.name), PROJECTED_DIR_MODE)
       const w = new AtomicWriter(dir)
       // Projected once; after that the content is what the last
       // `volume update` made it, and setting up again keeps it.
