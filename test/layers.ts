@@ -17,10 +17,11 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   cluster: ['base'], // lib/cluster/: the etcd client of fleets
   pod: ['base', 'fs', 'proc', 'lock'],
   volume: ['base', 'fs', 'proc', 'lock', 'pod', 'cluster'],
-  run: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'cluster'],
-  controller: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'cluster'],
-  cli: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'run', 'controller', 'cluster'],
-  library: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'run', 'controller', 'cluster'], // lib/index.ts
+  image: ['base', 'fs', 'proc', 'lock', 'pod'], // lib/image/: the image store, imports, renders, app roots
+  run: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'cluster'],
+  controller: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'cluster'],
+  cli: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'run', 'controller', 'cluster'],
+  library: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'run', 'controller', 'cluster'], // lib/index.ts
   build: [], // lib/build/: the bundler and its shims
 }
 

@@ -12,6 +12,7 @@ import { app } from './commands/app.js'
 import { catManifest } from './commands/cat-manifest.js'
 import { controller } from './commands/controller.js'
 import { gc } from './commands/gc.js'
+import { image } from './commands/image.js'
 import { list } from './commands/list.js'
 import { logs } from './commands/logs.js'
 import { node } from './commands/node.js'
@@ -28,7 +29,7 @@ import { addGlobalOptions, parseDurations } from './options.js'
 import { podctlVersion } from './version-info.js'
 
 /** In the order `podctl --help` lists them. */
-const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, inspect, stop, logs, rm, gc, app, catManifest, volume, controller, node, version]
+const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, inspect, stop, logs, rm, gc, app, catManifest, volume, image, controller, node, version]
 
 /** Builds the program. exitOverride and the output settings are set before the commands, which copy them. */
 export const buildProgram = (ctx: Context): Command => {

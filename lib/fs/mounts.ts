@@ -62,12 +62,23 @@ export const detachMount = (root: string, rel: string): void => {
   }
 }
 
+/** `dir` as the mount table spells it (links above it resolved), or undefined if it is gone. */
+export const realDir = (dir: string): string | undefined => {
+  try {
+    return fs.realpathSync(dir)
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Detaches every mount below `dir`, deepest first; returns their paths.
  * `dir` is the caller's own directory (a pod's), reached by its path.
  */
 export const unmountBelow = (dir: string, points?: readonly string[]): string[] => {
-  const below = mountsBelow(dir, points)
-  for (const p of below) detachMount(dir, path.relative(dir, p))
+  const real = realDir(dir)
+  if (real === undefined) return []
+  const below = mountsBelow(real, points)
+  for (const p of below) detachMount(real, path.relative(real, p))
   return below
 }

@@ -91,7 +91,7 @@ const stage = async (dataDir: string, work: WorkDir, source: Source, opts: Impor
     opts.onProgress?.({ phase: 'copy', bytes: copied, total })
   }
   if (source.kind === 'oci-dir') {
-    const where = `oci:${source.path}`
+    const where = source.text
     const index = readLayoutIndex(source.path, where)
     const onBytes = progress(undefined)
     const fromDir = async (desc: Descriptor, what: string): Promise<StagedBlob> => {
@@ -102,7 +102,7 @@ const stage = async (dataDir: string, work: WorkDir, source: Source, opts: Impor
     }
     return fromIndex(work, index, fromDir, where, source.tag, opts)
   }
-  const where = source.path === '-' ? 'the archive on stdin' : `${source.format === 'docker' ? 'docker-archive' : source.format === 'oci' ? 'oci-archive' : 'archive'}:${source.path}`
+  const where = source.path === '-' ? 'the archive on stdin' : source.text
   const total = source.path === '-' ? undefined : fs.statSync(source.path, { throwIfNoEntry: false })?.size
   const contents = await readArchive(work, source.path, where, progress(total))
   const format = source.format !== 'auto' ? source.format : contents.documents.has('index.json') ? 'oci' : contents.documents.has('manifest.json') ? 'docker' : undefined

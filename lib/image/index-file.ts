@@ -8,7 +8,7 @@ import { PodctlError } from '../errors.js'
 import { syncDir, writeFileAtomic } from '../fs/atomic.js'
 import { readOwnFile } from '../fs/read.js'
 import { acquireLockAt } from '../lock/lock.js'
-import { imagesRoot, indexPath, storeLockPath } from './layout.js'
+import { ensureImageDirs, imagesRoot, indexPath, storeLockPath } from './layout.js'
 import { HEX_RE, digestHex } from './reference.js'
 
 /** What the store knows of one image without reading its blobs. */
@@ -106,6 +106,7 @@ const STORE_WAIT_MS = 10 * 60_000
  * see another's work half done.
  */
 export const withStoreLock = <T>(dataDir: string, fn: () => T): T => {
+  ensureImageDirs(dataDir)
   const held = acquireLockAt(storeLockPath(dataDir), 'the image store', { wait: true, timeoutMs: STORE_WAIT_MS })
   try {
     return fn()
