@@ -126,7 +126,7 @@ export interface Removed {
  * image the store no longer holds, into `trash`. The store lock must be
  * held; `idx` is written by the caller.
  */
-const collect = (dataDir: string, idx: ImageIndexFile, hexes: Iterable<string>, trash: WorkDir): Removed => {
+const collect = (dataDir: string, idx: ImageIndexFile, hexes: Iterable<string>, trash: () => WorkDir): Removed => {
   const out: Removed = { images: [], blobs: 0, renders: 0, work: [] }
   for (const hex of hexes) {
     if (idx.images[hex] === undefined) continue
@@ -149,20 +149,24 @@ const collect = (dataDir: string, idx: ImageIndexFile, hexes: Iterable<string>, 
   for (const [hex, keys] of renderKeys(dataDir)) {
     if (idx.images[hex] !== undefined) continue
     for (const k of keys) {
-      fs.renameSync(renderDir(dataDir, k), path.join(trash.path, k))
+      fs.renameSync(renderDir(dataDir, k), path.join(trash().path, k))
       out.renders++
     }
   }
   return out
 }
 
-/** Under the store lock, with a trash work dir that is emptied after the lock is released. */
-const changing = <T>(dataDir: string, fn: (idx: ImageIndexFile, trash: WorkDir) => T): T => {
-  const trash = WorkDir.open(dataDir, 'trash')
+/**
+ * Under the store lock, with a trash work dir (made when first asked for)
+ * that is emptied after the lock is released: deleting a render takes
+ * long, moving it out of renders/ does not.
+ */
+const changing = <T>(dataDir: string, fn: (idx: ImageIndexFile, trash: () => WorkDir) => T): T => {
+  let trash: WorkDir | undefined
   try {
-    return withStoreLock(dataDir, () => fn(readIndex(dataDir), trash))
+    return withStoreLock(dataDir, () => fn(readIndex(dataDir), () => (trash ??= WorkDir.open(dataDir, 'trash'))))
   } finally {
-    trash.discard()
+    trash?.discard()
   }
 }
 

@@ -222,9 +222,11 @@ export class RenderWriter {
         const owner = this.#owner(0, 0)
         if (owner !== undefined) parent.lchown(name, owner.uid, owner.gid)
         d = parent.openDir(name)
-      } else if (code === 'ELOOP') {
-        throw this.#hostile(`it is written through the symbolic link ${JSON.stringify(oneLine(rel))} (to ${JSON.stringify(oneLine(parent.readlink(name)))}), which an earlier entry made; podctl never follows a link inside an image`)
-      } else if (code === 'ENOTDIR') {
+      } else if (code === 'ELOOP' || code === 'ENOTDIR') {
+        // O_NOFOLLOW with O_DIRECTORY says ENOTDIR for a link on Linux: look at what is there.
+        if (parent.lstat(name)?.isSymbolicLink()) {
+          throw this.#hostile(`it is written through the symbolic link ${JSON.stringify(oneLine(rel))} (to ${JSON.stringify(oneLine(parent.readlink(name)))}), which an earlier entry made; podctl never follows a link inside an image`)
+        }
         throw this.#hostile(`it is below ${JSON.stringify(oneLine(rel))}, which is not a directory`)
       } else throw er
     }

@@ -6,6 +6,7 @@ import { podFromUUIDString, readUUIDFromFile } from '../../pod/pod.js'
 import type { PodState } from '../../pod/state.js'
 import { Include, listPods } from '../../pod/walk.js'
 import { stopPod } from '../../run/stop.js'
+import { podMountsTeardown } from '../../image/app-root.js'
 import { tearDownPodVolumes } from '../../volume/pod-volumes.js'
 import type { RmOptions } from '../commands/rm.js'
 import type { Context } from '../context.js'
@@ -25,7 +26,7 @@ const idlePods = (dataDir: string, running: boolean): string[] => {
   })
 }
 
-/** Removes each pod (its volumes torn down first), printing its UUID; goes past a bad one. */
+/** Removes each pod (its volumes and its apps' image roots torn down first), printing its UUID; goes past a bad one. */
 export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: RmOptions): Promise<void> => {
   const args = [...uuids]
   if (opts.uuidFile !== undefined) args.push(readUUIDFromFile(opts.uuidFile))
@@ -36,6 +37,7 @@ export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: R
     throw new PodctlError('EUSAGE', 'no pod given', 'usage: podctl rm UUID... [--uuid-file FILE] [--all]')
   }
   const progress = progressReporter(ctx.io, 'rm', true)
+  const unmountRoots = podMountsTeardown(dataDir)
   await forEachArgument(
     { ...ctx, io: progress.io },
     pods,
@@ -45,7 +47,10 @@ export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: R
         await stopPod(pod, { force: true, timeoutMs: 0 })
         pod = podFromUUIDString(dataDir, pod.uuid)
       }
-      removePod(pod, tearDownPodVolumes)
+      removePod(pod, (p) => {
+        tearDownPodVolumes(p)
+        unmountRoots(p)
+      })
       return `${pod.uuid}\n`
     },
     { onDone: (done) => progress.report(done, pods.length) },
