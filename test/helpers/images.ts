@@ -88,7 +88,8 @@ export const skopeoCopy = (from: string, to: string): void => {
 /** One entry of a hand-made layer (tar-stream's header, plus its content). */
 export interface Entry {
   name: string
-  type?: 'file' | 'directory' | 'symlink' | 'link' | 'character-device' | 'block-device' | 'fifo'
+  /** pax-header: `content` is written as a PAX header's raw records, for the entry after it. */
+  type?: 'file' | 'directory' | 'symlink' | 'link' | 'character-device' | 'block-device' | 'fifo' | 'pax-header'
   content?: string | Buffer
   linkname?: string
   mode?: number
@@ -114,9 +115,10 @@ export const layerTar = async (entries: Entry[]): Promise<Buffer> => {
   for (const e of entries) {
     const type = e.type ?? 'file'
     const content = typeof e.content === 'string' ? Buffer.from(e.content) : (e.content ?? Buffer.alloc(0))
-    const header = {
+    const header: Parameters<typeof pack.entry>[0] = {
       name: e.name,
-      type,
+      // tar-stream packs no PAX header of our own making: it goes in as a file and is re-typed below.
+      type: type === 'pax-header' ? 'file' : type,
       mode: e.mode ?? (type === 'directory' ? 0o755 : 0o644),
       uid: e.uid ?? 0,
       gid: e.gid ?? 0,
@@ -124,17 +126,45 @@ export const layerTar = async (entries: Entry[]): Promise<Buffer> => {
       ...(e.linkname !== undefined ? { linkname: e.linkname } : {}),
       ...(e.devmajor !== undefined ? { devmajor: e.devmajor, devminor: e.devminor ?? 0 } : {}),
       ...(e.pax !== undefined ? { pax: e.pax } : {}),
-      ...(type === 'file' ? { size: content.length } : {}),
+      ...(type === 'file' || type === 'pax-header' ? { size: content.length } : {}),
     }
     await new Promise<void>((resolve, reject) => {
-      if (type === 'file') pack.entry(header, content, (er) => (er ? reject(er) : resolve()))
+      if (type === 'file' || type === 'pax-header') pack.entry(header, content, (er) => (er ? reject(er) : resolve()))
       else pack.entry(header, (er) => (er ? reject(er) : resolve()))
     })
   }
   pack.finalize()
   await done
-  return Buffer.concat(chunks)
+  return retypePaxHeaders(Buffer.concat(chunks), new Set(entries.filter((e) => e.type === 'pax-header').map((e) => e.name)))
 }
+
+/** Makes the entries named in `names` PAX headers (typeflag x), fixing each header's checksum. */
+const retypePaxHeaders = (tar: Buffer, names: Set<string>): Buffer => {
+  for (let off = 0; off + 512 <= tar.length && tar[off] !== 0; ) {
+    const name = tar.toString('utf8', off, off + 100).replace(/\0.*$/s, '')
+    const size = parseInt(tar.toString('ascii', off + 124, off + 136).replace(/\0.*$/s, '').trim() || '0', 8)
+    if (names.has(name)) {
+      tar[off + 156] = 'x'.charCodeAt(0)
+      tar.fill(0x20, off + 148, off + 156)
+      let sum = 0
+      for (let i = off; i < off + 512; i++) sum += tar[i]!
+      tar.write(`${sum.toString(8).padStart(6, '0')}\0 `, off + 148, 'ascii')
+    }
+    off += 512 + Math.ceil(size / 512) * 512
+  }
+  return tar
+}
+
+/** PAX records (`LEN KEY=VALUE\n`) of raw values: binary extended attributes as GNU tar writes them. */
+export const paxRecords = (kv: Record<string, Buffer>): Buffer =>
+  Buffer.concat(
+    Object.entries(kv).map(([k, v]) => {
+      const body = Buffer.concat([Buffer.from(` ${k}=`), v, Buffer.from('\n')])
+      let len = body.length + 1
+      while (String(len).length + body.length !== len) len = String(len).length + body.length
+      return Buffer.concat([Buffer.from(String(len)), body])
+    }),
+  )
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
 
