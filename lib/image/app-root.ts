@@ -85,7 +85,7 @@ const copyRender = (lower: Dir, dir: Dir, dirPath: string): void => {
   dir.mkdir(tmp, 0o755)
   const target = dir.openDir(tmp)
   try {
-    const r = spawnSync('cp', ['-a', '--reflink=auto', '--no-target-directory', `${fdPath(lower)}/.`, fdPath(target)], { encoding: 'utf8' })
+    const r = spawnSync('cp', ['-a', '--reflink=auto', '--no-target-directory', `${fdPath(lower)}/.`, `${fdPath(target)}/.`], { encoding: 'utf8' })
     if (r.error !== undefined || r.status !== 0) {
       throw new PodctlError('EFAILED', `cannot copy the image into ${path.join(dirPath, 'rootfs')}: ${r.error?.message ?? r.stderr.trim()}`, 'free some space, or run podctl as root to use an overlay instead of a copy')
     }
