@@ -15,21 +15,33 @@ import { Dir } from './dir.js'
 /** mountinfo escapes space, tab, newline and backslash as octal (\040). */
 const unescape = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)))
 
-/** Every mount point of this process's mount namespace, from /proc/self/mountinfo. */
-export const mountPoints = (): string[] => {
+/** A mount of this process's mount namespace: where, and what kind of file system. */
+export interface MountEntry {
+  point: string
+  fstype: string
+}
+
+/** Every mount of this process's mount namespace, from /proc/self/mountinfo. */
+export const mounts = (): MountEntry[] => {
   let text: string
   try {
     text = fs.readFileSync('/proc/self/mountinfo', 'utf8')
   } catch {
     return []
   }
-  const points: string[] = []
+  const out: MountEntry[] = []
   for (const line of text.split('\n')) {
-    const field = line.split(' ')[4]
-    if (field !== undefined) points.push(unescape(field))
+    const fields = line.split(' ')
+    const point = fields[4]
+    // The optional fields end with "-"; the file system type follows it.
+    const dash = fields.indexOf('-', 6)
+    if (point !== undefined && dash > 0) out.push({ point: unescape(point), fstype: fields[dash + 1] ?? '' })
   }
-  return points
+  return out
 }
+
+/** Every mount point of this process's mount namespace. */
+export const mountPoints = (): string[] => mounts().map((m) => m.point)
 
 /** The mount points strictly below `dir` (an absolute path without links), deepest first. */
 export const mountsBelow = (dir: string, points: readonly string[] = mountPoints()): string[] => {
@@ -69,16 +81,4 @@ export const realDir = (dir: string): string | undefined => {
   } catch {
     return undefined
   }
-}
-
-/**
- * Detaches every mount below `dir`, deepest first; returns their paths.
- * `dir` is the caller's own directory (a pod's), reached by its path.
- */
-export const unmountBelow = (dir: string, points?: readonly string[]): string[] => {
-  const real = realDir(dir)
-  if (real === undefined) return []
-  const below = mountsBelow(real, points)
-  for (const p of below) detachMount(real, path.relative(real, p))
-  return below
 }

@@ -23,7 +23,7 @@ import path from 'node:path'
 import { PodctlError, errnoCode } from '../errors.js'
 import { tmpName } from '../fs/atomic.js'
 import { Dir } from '../fs/dir.js'
-import { mountPoints, mountsBelow, realDir, unmountBelow } from '../fs/mounts.js'
+import { detachMount, mounts, mountsBelow, realDir, type MountEntry } from '../fs/mounts.js'
 import { removeTree } from '../fs/remove-tree.js'
 import type { Render } from './render.js'
 
@@ -46,7 +46,7 @@ export interface AppRootOptions {
 /** Whether `<dir>/rootfs` is a mount point. */
 const isMounted = (dir: string): boolean => {
   const real = realDir(dir)
-  return real !== undefined && mountsBelow(real).includes(path.join(real, 'rootfs'))
+  return real !== undefined && appRootOverlays(real, mounts()).includes(path.join(real, 'rootfs'))
 }
 
 const fdPath = (d: Dir): string => `/proc/${process.pid}/fd/${d.fd}`
@@ -121,22 +121,38 @@ export const prepareAppRoot = (render: Pick<Render, 'rootfs'>, dir: string, opts
   }
 }
 
-/** Takes down the app root made in `dir` (its overlay, never following a link); the caller then deletes the pod with it. */
-export const tearDownAppRoot = (dir: string): void => {
-  unmountBelow(dir)
+/**
+ * The overlays of app roots below `dir` (an absolute path without links):
+ * overlay file systems mounted at a directory named rootfs. Other mounts
+ * below a pod are not the image room's to take down: removal refuses to
+ * cross into them, as it always did.
+ */
+const appRootOverlays = (dir: string, table: readonly MountEntry[]): string[] =>
+  mountsBelow(
+    dir,
+    table.filter((m) => m.fstype === 'overlay' && path.basename(m.point) === 'rootfs').map((m) => m.point),
+  )
+
+const detachAppRoots = (dir: string, table: readonly MountEntry[] = mounts()): void => {
+  const real = realDir(dir)
+  if (real === undefined) return
+  for (const p of appRootOverlays(real, table)) detachMount(real, path.relative(real, p))
 }
 
+/** Takes down the app root made in `dir` (its overlay, reached without following a link); the caller then deletes the pod with it. */
+export const tearDownAppRoot = (dir: string): void => detachAppRoots(dir)
+
 /**
- * A pod deleter's hook (rm, gc): before a pod's directory is deleted,
- * every mount below it (the overlays of its apps' roots) is taken down.
- * The mount table is read once, when the hook is made; a pod is looked at
- * again only if that table had mounts below the data dir.
+ * A pod deleter's hook (rm, gc): before a pod's directory is deleted, the
+ * overlays of its apps' roots are taken down. The mount table is read
+ * once, when the hook is made; a pod is looked at again only if that
+ * table had such overlays below the data dir.
  */
 export const podMountsTeardown = (dataDir: string): ((pod: { path: string }) => void) => {
   const real = realDir(dataDir)
-  const any = real !== undefined && mountsBelow(real).length > 0
+  const any = real !== undefined && appRootOverlays(real, mounts()).length > 0
   return (pod) => {
-    if (any) unmountBelow(pod.path, mountPoints())
+    if (any) detachAppRoots(pod.path)
   }
 }
 
