@@ -287,3 +287,41 @@ t.test('gc removes what killed imports left (work dirs, blobs and renders of no 
   t.strictSame(JSON.parse(podctl(dir, ['gc', '--format', 'json']).stdout).image_leftovers, { work: ['render-2-dead-0'], blobs: 0, renders: 0 })
   t.equal(ok(t, dir, ['inspect', 'kept']).split('\n')[0], `digest=${OCI_DIGEST}`, 'the image is whole')
 })
+
+t.test('as a user that is not root: the image imports as that user\'s files, and an app root is a copy', async (t) => {
+  if (process.getuid?.() !== 0) return void t.comment('skipped: the tests do not run as root, so they cannot make a user to run as')
+  const USER = 'podctl-img'
+  if (spawnSync('id', [USER]).status !== 0) {
+    const r = spawnSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', USER], { encoding: 'utf8' })
+    if (r.status !== 0) return void t.comment(`skipped: useradd failed: ${r.stderr.trim()}`)
+  }
+  const uid = Number(spawnSync('id', ['-u', USER], { encoding: 'utf8' }).stdout.trim())
+  const gid = Number(spawnSync('id', ['-g', USER], { encoding: 'utf8' }).stdout.trim())
+  const base = fs.mkdtempSync(path.join((await import('node:os')).tmpdir(), 'podctl-img-user-'))
+  fs.chmodSync(base, 0o755)
+  fs.chownSync(base, uid, gid)
+  t.teardown(() => fs.rmSync(base, { recursive: true, force: true }))
+  fs.copyFileSync(OCI_ARCHIVE, path.join(base, 'image.tar'))
+  fs.chmodSync(path.join(base, 'image.tar'), 0o644)
+  const dir = path.join(base, 'data')
+  const as = { uid, gid, cwd: '/' }
+  const r = podctl(dir, ['image', 'import', `oci-archive:${path.join(base, 'image.tar')}`, '--name', 'mine'], as)
+  t.equal(r.status, 0, r.stderr)
+  t.equal(r.stdout, `${OCI_DIGEST}\n`, 'the same image, the same digest')
+  const root = renderOf(dir, OCI_DIGEST)
+  t.equal(fs.readFileSync(path.join(root, 'etc/os-release'), 'utf8'), OS_RELEASE)
+  const st = fs.statSync(path.join(root, 'srv/data'))
+  t.strictSame([st.uid, st.gid, st.mode & 0o777], [uid, gid, 0o640], 'owned by the user (the runtime maps them to the pod\'s root), modes as in the image')
+  // The runtime's calls, as that user: no overlay can be mounted, so the app's root is a copy.
+  const script = `
+    const { ensureRender } = await import(${JSON.stringify(path.resolve('dist/lib/image/render.js'))})
+    const { prepareAppRoot } = await import(${JSON.stringify(path.resolve('dist/lib/image/app-root.js'))})
+    const fs = await import('node:fs')
+    const render = await ensureRender(${JSON.stringify(dir)}, ${JSON.stringify(OCI_DIGEST)})
+    fs.mkdirSync(${JSON.stringify(path.join(base, 'app'))})
+    console.log(JSON.stringify(prepareAppRoot(render, ${JSON.stringify(path.join(base, 'app'))})))`
+  const p = spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, '--input-type=module', '-e', script], { encoding: 'utf8', uid, gid, cwd: '/' })
+  t.equal(p.status, 0, p.stderr)
+  t.strictSame(JSON.parse(p.stdout), { kind: 'copy', rootfs: path.join(base, 'app', 'rootfs') })
+  t.equal(fs.readFileSync(path.join(base, 'app', 'rootfs', 'etc/os-release'), 'utf8'), OS_RELEASE)
+})
