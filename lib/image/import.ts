@@ -100,7 +100,7 @@ const stage = async (dataDir: string, work: WorkDir, source: Source, opts: Impor
       if (have !== undefined) return checkSize(have, desc, what)
       return stageBlob(work, openLayoutBlob(source.path, hex, desc, what), { hex, size: desc.size, what }, onBytes)
     }
-    return fromIndex(work, index, fromDir, where, source.tag, opts)
+    return fromIndex(index, fromDir, where, source.tag, opts)
   }
   const where = source.path === '-' ? 'the archive on stdin' : source.text
   const total = source.path === '-' ? undefined : fs.statSync(source.path, { throwIfNoEntry: false })?.size
@@ -116,7 +116,7 @@ const stage = async (dataDir: string, work: WorkDir, source: Source, opts: Impor
   if (format === 'oci') {
     const text = contents.documents.get('index.json')
     if (text === undefined) throw new PodctlError('EUSAGE', `${where} is not an OCI archive: it has no index.json`, contents.documents.has('manifest.json') ? `it is a Docker archive: docker-archive:${source.path}` : undefined)
-    return fromIndex(work, checkIndex(parseDocument(text, 'index.json', where), where), fromArchive, where, source.ref, opts)
+    return fromIndex(checkIndex(parseDocument(text, 'index.json', where), where), fromArchive, where, source.ref, opts)
   }
   return fromDocker(work, contents, where, source.ref, fromArchive, opts)
 }
@@ -159,7 +159,7 @@ const openLayoutBlob = (dir: string, hex: string, desc: Descriptor, what: string
 
 type StageDesc = (desc: Descriptor, what: string) => Promise<StagedBlob>
 
-const fromIndex = async (work: WorkDir, index: ReturnType<typeof checkIndex>, stageDesc: StageDesc, where: string, tag: string | undefined, opts: ImportOptions): Promise<Staged> => {
+const fromIndex = async (index: ReturnType<typeof checkIndex>, stageDesc: StageDesc, where: string, tag: string | undefined, opts: ImportOptions): Promise<Staged> => {
   const platform = opts.platform ?? hostPlatform()
   const read = async (desc: Descriptor, what: string): Promise<Buffer> => readStaged(await stageDesc(desc, what), MAX_DOCUMENT_BYTES, what)
   const selected = await selectManifest(index, read, where, { ...(tag !== undefined ? { tag } : {}), platform, explicitPlatform: opts.platform !== undefined })
@@ -169,7 +169,6 @@ const fromIndex = async (work: WorkDir, index: ReturnType<typeof checkIndex>, st
   // A ref name that is a whole NAME:TAG (podman save writes one) names the image; a bare tag (skopeo's) does not.
   const ref = selected.refName ?? index.manifests.find((m) => m.digest === selected.desc.digest)?.annotations?.[REF_NAME]
   const fromRef = ref !== undefined && /[:/]/.test(ref) ? tryParseName(ref) : undefined
-  void work
   return { manifestHex, manifest, configHex, config, names: fromRef ? [fromRef] : [], where }
 }
 

@@ -57,9 +57,6 @@ class XattrExtract extends Base {
 /** A tar extractor (tar-stream's, with raw extended attributes kept). */
 export const tarExtract = (): Extract => (hookable ? new XattrExtract() : tarStream.extract())
 
-/** tar-stream itself (its packer, for tests and tools). */
-export const loadTarStream = (): typeof tarStream => tarStream
-
 /** The extended attributes of an entry: raw when the hook saw them, else those whose text decoding lost nothing. */
 export const xattrsOf = (h: Header): Map<string, Buffer> => {
   const pax = h.pax as Record<string | symbol, unknown> | null | undefined

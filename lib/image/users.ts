@@ -9,8 +9,7 @@
  * `refsOf`, so that the run side can hand in another way of knowing.
  */
 import path from 'node:path'
-import { readOwnFile } from '../fs/read.js'
-import { MAX_MANIFEST_BYTES } from '../fs/read.js'
+import { MAX_MANIFEST_BYTES, readOwnFile } from '../fs/read.js'
 import { MANIFEST_FILE, RECORD_FILE } from '../pod/record.js'
 import type { Pod } from '../pod/pod.js'
 import type { PodState } from '../pod/state.js'
