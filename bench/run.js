@@ -30,6 +30,10 @@
 //                               skipped without the etcd binary)
 //   BENCH_KEEP=1                keep the temp data dirs (prints where)
 //   BENCH_ISOLATION=0           skip the isolation benchmark (bench/isolation.js)
+//   BENCH_IMAGES=0              skip the image benchmark (bench/images.js:
+//                               import vs tar -x, peak memory of a ~500 MB
+//                               import, renders found again, disk of 100
+//                               app roots); BENCH_IMAGES_REPS=3 its rounds
 //   BENCH_RUN=0                 skip the run benchmark (bench/run-bench.js:
 //                               run -- /bin/true, SIGKILL of a supervisor,
 //                               run --detach throughput; its own variables
@@ -48,6 +52,7 @@ import { formatStreaming, measureStreaming } from './stream.js'
 import { controllerRows, formatControllerTable, measureController } from './controller.js'
 import { printRunTable, runBenchmarks } from './run-bench.js'
 import { measureIsolation } from './isolation.js'
+import { measureImages } from './images.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const BIN = path.resolve(here, '..', 'bin', 'podctl')
@@ -339,6 +344,8 @@ const main = async () => {
   const run = RUN ? await runBenchmarks({ dataDir: path.join(root, 'run'), log }) : undefined
   // Isolated pods: their run against a plain one and a bare runtime run, interleaved.
   const isolation = process.env.BENCH_ISOLATION !== '0' ? await measureIsolation({ log }) : undefined
+  // Images: import against tar -x, memory, renders found again, disk of app roots.
+  const images = process.env.BENCH_IMAGES !== '0' ? await measureImages({ reps: Number(process.env.BENCH_IMAGES_REPS ?? 3), log }) : undefined
   load.push({ at: 'end', loadavg: os.loadavg().map((x) => round(x, 2)) })
   const maxLoad = Math.max(...load.map((l) => l.loadavg[0]))
 
@@ -430,6 +437,13 @@ const main = async () => {
   if (isolation) {
     process.stdout.write(`\nisolation: run -- /bin/true ${isolation.host_ms} ms, bare ${isolation.runtime} run ${isolation.runc_ms} ms, run --isolation namespaces -- /bin/true ${isolation.namespaces_ms} ms (target ≤ run + 2 × ${isolation.runtime} = ${isolation.budget_ms} ms: ${isolation.pass ? 'PASS' : 'MISS'}; medians of ${isolation.reps})\n`)
   }
+  if (images) {
+    const pass = (ok) => (ok ? 'PASS' : 'MISS')
+    process.stdout.write(`\nimages: import of a ${images.import_image_mb} MB image ${images.import_ms} ms, tar -xzf of its layers ${images.tar_ms} ms: ${images.import_ratio}× (target ≤ 1.5: ${pass(images.import_ratio <= 1.5)})\n`)
+    process.stdout.write(`images: peak memory importing and rendering a ${images.big_image_mb} MB image: ${images.peak_rss_mb} MB (target < 150: ${pass(images.peak_rss_mb < 150)})\n`)
+    process.stdout.write(`images: a render found again: ${images.render_found_small_ms} ms (10 MB image), ${images.render_found_big_ms} ms (${images.big_image_mb} MB image)\n`)
+    if (images.disk_100_ratio !== undefined) process.stdout.write(`images: 100 overlay app roots of one image: ${images.disk_100_ratio}× one render plus their uppers (target ≤ 1.1: ${pass(images.disk_100_ratio <= 1.1)})\n`)
+  }
 
   fs.mkdirSync(WORK, { recursive: true })
   const results = {
@@ -437,6 +451,7 @@ const main = async () => {
     duration_s: round((Date.now() - started) / 1000),
     machine,
     isolation,
+    images,
     config: { sizes: SIZES, reps: REPS, per_round: PER_ROUND, gc_reps: GC_REPS, gc_n: GC_N, io_reps: IO_REPS },
     table: rows.map((r) => ({ ...r, median: round(r.median), floor: round(r.floor), ratio: round(r.ratio, 3) })),
     table_markdown: formatMarkdown(rows),

@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'EUSAGE' // bad flag, bad duration, invalid manifest
   | 'ENOPOD' // no such pod, or an ambiguous prefix
   | 'ENOVOLUME' // no such volume (persistent, or of the pod)
+  | 'ENOIMAGE' // no such image (name, or digest prefix), or an ambiguous prefix
   | 'EBADSTATE' // the pod is not in a state that allows the operation
   | 'ECHANGED' // the pod changed state under us: we lost a race
   | 'EIMMUTABLE' // a mutable-pod operation on an immutable pod
@@ -17,6 +18,7 @@ const EXIT_CODES: Record<ErrorCode, number> = {
   EUSAGE: 2,
   ENOPOD: 3,
   ENOVOLUME: 3,
+  ENOIMAGE: 3,
   EBADSTATE: 4,
   ECHANGED: 4,
   EIMMUTABLE: 4,

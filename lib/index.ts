@@ -87,3 +87,17 @@ export { syncClaim, removeClaim, reclaimVolume, ensureClaimsBound, type BinderOp
 export { IgnoredError, localProvisioner, execProvisioner, type Provisioner, type ProvisioningState, type ProvisionRequest, type ProvisionResult, type VolumeToDelete, type Awaitable } from './volume/provisioner.js'
 export { controllerLive, readLease, type Lease } from './volume/lease.js'
 export { ProvisionController, type ControllerOptions } from './controller/controller.js'
+
+// Images (CONTRACT §13): the store, imports, renders and app roots.
+export { importImage, type ImportOptions, type ImportResult, type ImportProgress } from './image/import.js'
+export { pullImage, type PullOptions } from './image/pull.js'
+export { parseSource, type Source } from './image/source.js'
+export { listImages, lookupImage, tagImage, removeImage, pruneImages, type ImageRow, type RemoveOutcome, type Removed } from './image/store.js'
+export { inspectImage, readImageConfig, type ImageInspect } from './image/view.js'
+export { ensureRender, renderKey, DEFAULT_MAX_BYTES, type Render, type EnsureRenderOptions } from './image/render.js'
+export { prepareAppRoot, tearDownAppRoot, podMountsTeardown, appRootKind, type AppRoot, type RootKind, type AppRootOptions } from './image/app-root.js'
+export { imageUsers, imageRefsOfPod, type PodImageRefs, type ImageUser } from './image/users.js'
+export { withStoreLock, type ImageRecord } from './image/index-file.js'
+export { HostileImageError, type IdMap } from './image/unpack.js'
+export { parseName, formatName, type ImageName } from './image/reference.js'
+export type { ImageConfig } from './image/oci.js'

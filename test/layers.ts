@@ -17,11 +17,12 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   cluster: ['base'], // lib/cluster/: the etcd client of fleets
   pod: ['base', 'fs', 'proc', 'lock'],
   volume: ['base', 'fs', 'proc', 'lock', 'pod', 'cluster'],
-  runtime: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'cluster'], // lib/runtime/: host processes or an OCI runtime
-  run: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'runtime', 'cluster'],
-  controller: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'runtime', 'cluster'],
-  cli: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'runtime', 'run', 'controller', 'cluster'],
-  library: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'runtime', 'run', 'controller', 'cluster'], // lib/index.ts
+  image: ['base', 'fs', 'proc', 'lock', 'pod'], // lib/image/: the image store, imports, renders, app roots
+  runtime: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'cluster'], // lib/runtime/: host processes or an OCI runtime
+  run: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'runtime', 'cluster'],
+  controller: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'runtime', 'cluster'],
+  cli: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'runtime', 'run', 'controller', 'cluster'],
+  library: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'runtime', 'run', 'controller', 'cluster'], // lib/index.ts
   build: [], // lib/build/: the bundler and its shims
 }
 

@@ -207,3 +207,27 @@ export interface LegendOptions {
   legacy?: boolean
 }
 export const wantsHeader = (o: LegendOptions): boolean => o.legend !== false && o.legacy !== false
+
+/**
+ * One line of progress on a terminal's stderr for work measured in bytes
+ * (an image import): redrawn at most every 100 ms, erased before any other
+ * output and at the end. Nothing when stderr is not a terminal.
+ */
+export const progressLine = (parent: Io) => {
+  let shown = false
+  let last = 0
+  const clear = (): void => {
+    if (shown) parent.err(ERASE_LINE)
+    shown = false
+  }
+  /** Shows `text` unless a line was drawn less than 100 ms ago. */
+  const set = (text: string): void => {
+    if (!parent.errIsTTY) return
+    const now = Date.now()
+    if (now - last < 100) return
+    last = now
+    parent.err(`${ERASE_LINE}${text}`)
+    shown = true
+  }
+  return { set, finish: clear, io: clearingFirst(parent, clear) }
+}

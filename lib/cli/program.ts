@@ -13,6 +13,7 @@ import { catManifest } from './commands/cat-manifest.js'
 import { controller } from './commands/controller.js'
 import { enter } from './commands/enter.js'
 import { gc } from './commands/gc.js'
+import { image } from './commands/image.js'
 import { list } from './commands/list.js'
 import { logs } from './commands/logs.js'
 import { node } from './commands/node.js'
@@ -30,7 +31,7 @@ import { addGlobalOptions, parseDurations } from './options.js'
 import { podctlVersion } from './version-info.js'
 
 /** In the order `podctl --help` lists them. */
-const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, inspect, stop, logs, enter, stats, rm, gc, app, catManifest, volume, controller, node, version]
+const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, inspect, stop, logs, enter, stats, rm, gc, app, catManifest, volume, image, controller, node, version]
 
 /** Builds the program. exitOverride and the output settings are set before the commands, which copy them. */
 export const buildProgram = (ctx: Context): Command => {

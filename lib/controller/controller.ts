@@ -22,7 +22,7 @@ import { isoTime } from '../pod/record.js'
 import { LockBusyError } from '../lock/lock.js'
 import { defaultIdentity, DEFAULT_FAILED_THRESHOLD, type BinderOptions } from '../volume/binder.js'
 import type { VolumeClass } from '../volume/classes.js'
-import { tearDownPod } from '../runtime/pod-runtime.js'
+import { podTeardown } from '../runtime/pod-runtime.js'
 import { provisionerOf, type Provisioner } from '../volume/provisioner.js'
 import { fileElection, type LeaderElection } from './leader.js'
 import type { ControllerMetrics } from './metrics.js'
@@ -81,7 +81,7 @@ const DEFAULTS = {
 export type GcRunner = (dataDir: string, periods: { gracePeriodMs: number; expirePreparedMs: number }) => Promise<{ marked: number; deleted: number }>
 
 const gcInProcess: GcRunner = async (dataDir, periods) => {
-  const r = await gc(dataDir, { ...periods, markOnly: false, beforeDelete: tearDownPod })
+  const r = await gc(dataDir, { ...periods, markOnly: false, beforeDelete: podTeardown(dataDir) })
   return { marked: r.marked.length, deleted: r.deleted.length }
 }
 

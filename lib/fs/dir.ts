@@ -98,6 +98,21 @@ export class Dir {
     return fs.readlinkSync(this.at(name))
   }
 
+  /** Makes `name` here a hard link to `from` in `fromDir`; link(2) never follows a link it is given. */
+  link(fromDir: Dir, from: string, name: string): void {
+    fs.linkSync(fromDir.at(from), this.at(name))
+  }
+
+  /** Gives `name` (a link itself, if it is one) to `uid` and `gid`. */
+  lchown(name: string, uid: number, gid: number): void {
+    fs.lchownSync(this.at(name), uid, gid)
+  }
+
+  /** Sets the times of `name` (a link itself, if it is one). */
+  lutimes(name: string, atime: Date | number, mtime: Date | number): void {
+    fs.lutimesSync(this.at(name), atime, mtime)
+  }
+
   /** Renames `name` here to `to` in `toDir` (the same directory by default). */
   rename(name: string, to: string, toDir: Dir = this): void {
     fs.renameSync(this.at(name), toDir.at(to))

@@ -112,7 +112,7 @@ export const isWriteRefused = (er: unknown): boolean => {
 export const isPodUUID = (s: string): boolean => s.length === 36 && validateUUID(s) && uuidVersion(s) === 4 && !/[A-F]/.test(s)
 
 /** Every directory a data dir may hold that podctl walks or writes through: each must be a real directory. */
-const CHECKED = ['pods', ...POD_DIRS.map((d) => `pods/${d}`), 'locks', 'volumes', 'volume-locks', 'classes', 'claims', 'controller']
+const CHECKED = ['pods', ...POD_DIRS.map((d) => `pods/${d}`), 'locks', 'volumes', 'volume-locks', 'classes', 'claims', 'controller', 'images', 'image-locks']
 
 /**
  * Checks that what the data dir holds is what podctl made: each of its

@@ -9,12 +9,13 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError } from '../errors.js'
 import { usernsOf, type PodManifest } from '../pod/manifest.js'
-import type { Pod } from '../pod/pod.js'
+import type { BeforeDelete, Pod } from '../pod/pod.js'
+import { podMountsTeardown } from '../image/app-root.js'
 import type { PodRecord } from '../pod/record.js'
 import { tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { normalizeMountPath } from '../volume/plan.js'
 import { HOST_DIRS, limitsRefused } from './oci.js'
-import { deletePodContainers } from './oci-pod.js'
+import { BUNDLES_DIR, deletePodContainers } from './oci-pod.js'
 import { findRuntime, type RuntimeRef } from './runtime.js'
 import { containersCommonProfile, userSeccomp } from './seccomp.js'
 import { privateIdRange } from './userns.js'
@@ -71,15 +72,23 @@ export const recordedRuntime = (r: Pick<PodRecord, 'runtime' | 'runtime_path'>):
   r.runtime && r.runtime_path ? { runtime: { name: r.runtime, path: r.runtime_path } } : {}
 
 /**
- * What goes with a pod just before its directory is deleted (its
- * BeforeDelete, under its lock): the containers its runtime still keeps
- * (a supervisor or runtime killed midway leaves them), then its volumes.
+ * What goes with a pod of `dataDir` just before its directory is deleted
+ * (the BeforeDelete of rm, gc and a creator giving up, under the pod's
+ * lock): the containers its runtime still keeps (a supervisor or runtime
+ * killed midway leaves them), the overlays of its apps' image roots, then
+ * its volumes. Made once per pass: the mount table is read once.
  */
-export const tearDownPod = (pod: Pod): void => {
-  if (fs.existsSync(path.join(pod.path, 'bundles'))) {
-    const r = pod.record()
-    const runtime = recordedRuntime(r).runtime
-    if (runtime) deletePodContainers({ dataDir: pod.dataDir, runtime }, pod.uuid)
+export const podTeardown = (dataDir: string): BeforeDelete => {
+  const unmountRoots = podMountsTeardown(dataDir)
+  return (pod) => {
+    if (fs.existsSync(path.join(pod.path, BUNDLES_DIR))) {
+      const runtime = recordedRuntime(pod.record()).runtime
+      if (runtime) deletePodContainers({ dataDir: pod.dataDir, runtime }, pod.uuid)
+    }
+    unmountRoots(pod)
+    tearDownPodVolumes(pod)
   }
-  tearDownPodVolumes(pod)
 }
+
+/** podTeardown for one pod. */
+export const tearDownPod = (pod: Pod): void => podTeardown(pod.dataDir)(pod)

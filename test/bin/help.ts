@@ -2,7 +2,7 @@
 import t from 'tap'
 import { podctl } from '../helpers/cli-util.js'
 
-const COMMANDS = ['prepare', 'list', 'status', 'rm', 'gc', 'cat-manifest', 'version']
+const COMMANDS = ['prepare', 'list', 'status', 'rm', 'gc', 'cat-manifest', 'image', 'version']
 
 t.test('podctl --help lists the commands and shows examples', async (t) => {
   for (const args of [['--help'], ['help'], ['-h']]) {

@@ -6,7 +6,7 @@ import { podFromUUIDString, readUUIDFromFile } from '../../pod/pod.js'
 import type { PodState } from '../../pod/state.js'
 import { Include, listPods } from '../../pod/walk.js'
 import { stopPod } from '../../run/stop.js'
-import { tearDownPod } from '../../runtime/pod-runtime.js'
+import { podTeardown } from '../../runtime/pod-runtime.js'
 import type { RmOptions } from '../commands/rm.js'
 import type { Context } from '../context.js'
 import { progressReporter } from '../output.js'
@@ -25,7 +25,7 @@ const idlePods = (dataDir: string, running: boolean): string[] => {
   })
 }
 
-/** Removes each pod (its volumes torn down first), printing its UUID; goes past a bad one. */
+/** Removes each pod (its volumes and its apps' image roots torn down first), printing its UUID; goes past a bad one. */
 export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: RmOptions): Promise<void> => {
   const args = [...uuids]
   if (opts.uuidFile !== undefined) args.push(readUUIDFromFile(opts.uuidFile))
@@ -36,6 +36,7 @@ export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: R
     throw new PodctlError('EUSAGE', 'no pod given', 'usage: podctl rm UUID... [--uuid-file FILE] [--all]')
   }
   const progress = progressReporter(ctx.io, 'rm', true)
+  const teardown = podTeardown(dataDir)
   await forEachArgument(
     { ...ctx, io: progress.io },
     pods,
@@ -45,7 +46,7 @@ export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: R
         await stopPod(pod, { force: true, timeoutMs: 0 })
         pod = podFromUUIDString(dataDir, pod.uuid)
       }
-      removePod(pod, tearDownPod)
+      removePod(pod, teardown)
       return `${pod.uuid}\n`
     },
     { onDone: (done) => progress.report(done, pods.length) },

@@ -1,0 +1,262 @@
+/**
+ * Test images, made with the tools people use and no registry: umoci
+ * builds an OCI layout from busybox-static, skopeo converts it to the
+ * archive formats, and tar-stream writes layers by hand (the hostile ones
+ * too). Not a test file (test/helpers/ is excluded from discovery).
+ */
+import { spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import zlib from 'node:zlib'
+import tarStream from 'tar-stream'
+
+/** Why the image tools are missing, or undefined when umoci, skopeo and busybox are all there. */
+export const missingTools = (): string | undefined => {
+  for (const [tool, pkg] of [['umoci', 'umoci'], ['skopeo', 'skopeo'], ['busybox', 'busybox-static']] as const) {
+    if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) return `${tool} is not installed (Debian package ${pkg})`
+  }
+  return undefined
+}
+
+const run = (cmd: string, args: string[], cwd?: string): string => {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', ...(cwd ? { cwd } : {}) })
+  if (r.error || r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${r.error?.message ?? r.stderr}`)
+  return r.stdout
+}
+
+export const BUSYBOX = fs.realpathSync(spawnSync('sh', ['-c', 'command -v busybox'], { encoding: 'utf8' }).stdout.trim() || '/bin/busybox')
+
+/** What the busybox test image's /etc/os-release says. */
+export const OS_RELEASE = 'NAME="podctl test image"\nID=podctl-test\n'
+
+export interface BuiltImage {
+  /** The OCI layout directory. */
+  layout: string
+  tag: string
+}
+
+/**
+ * An OCI layout at `dir` holding `tag`: busybox with a few links, a
+ * /etc/os-release, a file in /srv, and a config (entrypoint, cmd, env,
+ * working dir, user, label), built the way a user builds one with umoci.
+ * `extraMB` adds a file of that many MiB of incompressible bytes.
+ */
+export const buildBusyboxImage = (dir: string, opts: { tag?: string; extraMB?: number } = {}): BuiltImage => {
+  const tag = opts.tag ?? 'test'
+  const layout = path.join(dir, 'layout')
+  const bundle = path.join(dir, 'bundle')
+  run('umoci', ['init', '--layout', layout])
+  run('umoci', ['new', '--image', `${layout}:${tag}`])
+  run('umoci', ['unpack', '--image', `${layout}:${tag}`, bundle])
+  const root = path.join(bundle, 'rootfs')
+  for (const d of ['bin', 'etc', 'srv', 'tmp']) fs.mkdirSync(path.join(root, d), { recursive: true })
+  fs.chmodSync(path.join(root, 'tmp'), 0o1777)
+  fs.copyFileSync(BUSYBOX, path.join(root, 'bin/busybox'))
+  fs.chmodSync(path.join(root, 'bin/busybox'), 0o755)
+  for (const l of ['sh', 'cat', 'ls', 'echo', 'true', 'id', 'stat']) fs.symlinkSync('busybox', path.join(root, 'bin', l))
+  fs.writeFileSync(path.join(root, 'etc/os-release'), OS_RELEASE)
+  fs.writeFileSync(path.join(root, 'srv/data'), 'data\n', { mode: 0o640 })
+  fs.chownSync(path.join(root, 'srv/data'), 1000, 1000)
+  fs.linkSync(path.join(root, 'srv/data'), path.join(root, 'srv/hardlink'))
+  if (opts.extraMB) fs.writeFileSync(path.join(root, 'srv/blob'), randomBytes(opts.extraMB * 1024 * 1024))
+  run('umoci', ['repack', '--image', `${layout}:${tag}`, bundle])
+  run('umoci', ['config', '--image', `${layout}:${tag}`, '--config.entrypoint', '/bin/sh', '--config.cmd', '-c', '--config.cmd', 'cat /etc/os-release', '--config.env', 'PATH=/bin', '--config.env', 'GREETING=hello', '--config.workingdir', '/srv', '--config.user', '0:0', '--config.label', 'team=infra'])
+  run('umoci', ['gc', '--layout', layout])
+  fs.rmSync(bundle, { recursive: true, force: true })
+  return { layout, tag }
+}
+
+/** Deterministic bytes that do not compress (a seeded sha256 chain). */
+export const randomBytes = (n: number, seed = 'podctl'): Buffer => {
+  const out = Buffer.allocUnsafe(n)
+  let block = createHash('sha256').update(seed).digest()
+  for (let off = 0; off < n; off += 32) {
+    block = createHash('sha256').update(block).digest()
+    block.copy(out, off, 0, Math.min(32, n - off))
+  }
+  return out
+}
+
+/** skopeo copy from a layout to another transport (oci-archive:FILE, docker-archive:FILE[:REF], oci:DIR:TAG). */
+export const skopeoCopy = (from: string, to: string): void => {
+  run('skopeo', ['copy', '--quiet', from, to])
+}
+
+// ---- images written by hand ---------------------------------------------
+
+/** One entry of a hand-made layer (tar-stream's header, plus its content). */
+export interface Entry {
+  name: string
+  /** pax-header: `content` is written as a PAX header's raw records, for the entry after it. */
+  type?: 'file' | 'directory' | 'symlink' | 'link' | 'character-device' | 'block-device' | 'fifo' | 'pax-header'
+  content?: string | Buffer
+  linkname?: string
+  mode?: number
+  uid?: number
+  gid?: number
+  devmajor?: number
+  devminor?: number
+  mtime?: Date
+  pax?: Record<string, string>
+}
+
+const MTIME = new Date('2024-01-02T03:04:05Z')
+
+/** A tar of `entries`, written by tar-stream (names exactly as given: nothing is sanitized). */
+export const layerTar = async (entries: Entry[]): Promise<Buffer> => {
+  const pack = tarStream.pack()
+  const chunks: Buffer[] = []
+  pack.on('data', (c: unknown) => void chunks.push(c as Buffer))
+  const done = new Promise<void>((resolve, reject) => {
+    pack.on('end', () => resolve())
+    pack.on('error', reject)
+  })
+  for (const e of entries) {
+    const type = e.type ?? 'file'
+    const content = typeof e.content === 'string' ? Buffer.from(e.content) : (e.content ?? Buffer.alloc(0))
+    const header: Parameters<typeof pack.entry>[0] = {
+      name: e.name,
+      // tar-stream packs no PAX header of our own making: it goes in as a file and is re-typed below.
+      type: type === 'pax-header' ? 'file' : type,
+      mode: e.mode ?? (type === 'directory' ? 0o755 : 0o644),
+      uid: e.uid ?? 0,
+      gid: e.gid ?? 0,
+      mtime: e.mtime ?? MTIME,
+      ...(e.linkname !== undefined ? { linkname: e.linkname } : {}),
+      ...(e.devmajor !== undefined ? { devmajor: e.devmajor, devminor: e.devminor ?? 0 } : {}),
+      ...(e.pax !== undefined ? { pax: e.pax } : {}),
+      ...(type === 'file' || type === 'pax-header' ? { size: content.length } : {}),
+    }
+    await new Promise<void>((resolve, reject) => {
+      if (type === 'file' || type === 'pax-header') pack.entry(header, content, (er) => (er ? reject(er) : resolve()))
+      else pack.entry(header, (er) => (er ? reject(er) : resolve()))
+    })
+  }
+  pack.finalize()
+  await done
+  return retypePaxHeaders(Buffer.concat(chunks), new Set(entries.filter((e) => e.type === 'pax-header').map((e) => e.name)))
+}
+
+/** Makes the entries named in `names` PAX headers (typeflag x), fixing each header's checksum. */
+const retypePaxHeaders = (tar: Buffer, names: Set<string>): Buffer => {
+  for (let off = 0; off + 512 <= tar.length && tar[off] !== 0; ) {
+    const name = tar.toString('utf8', off, off + 100).replace(/\0.*$/s, '')
+    const size = parseInt(tar.toString('ascii', off + 124, off + 136).replace(/\0.*$/s, '').trim() || '0', 8)
+    if (names.has(name)) {
+      tar[off + 156] = 'x'.charCodeAt(0)
+      tar.fill(0x20, off + 148, off + 156)
+      let sum = 0
+      for (let i = off; i < off + 512; i++) sum += tar[i]!
+      tar.write(`${sum.toString(8).padStart(6, '0')}\0 `, off + 148, 'ascii')
+    }
+    off += 512 + Math.ceil(size / 512) * 512
+  }
+  return tar
+}
+
+/** PAX records (`LEN KEY=VALUE\n`) of raw values: binary extended attributes as GNU tar writes them. */
+export const paxRecords = (kv: Record<string, Buffer>): Buffer =>
+  Buffer.concat(
+    Object.entries(kv).map(([k, v]) => {
+      const body = Buffer.concat([Buffer.from(` ${k}=`), v, Buffer.from('\n')])
+      let len = body.length + 1
+      while (String(len).length + body.length !== len) len = String(len).length + body.length
+      return Buffer.concat([Buffer.from(String(len)), body])
+    }),
+  )
+
+const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
+
+export interface HandLayout {
+  layout: string
+  /** The image's digest (its manifest's). */
+  digest: string
+  /** The hex of each layer blob as stored. */
+  layers: string[]
+}
+
+export interface HandImage {
+  /** Each layer's uncompressed tar. */
+  layers: Buffer[]
+  gzip?: boolean
+  tag?: string
+  config?: Record<string, unknown>
+  /** Changes the manifest JSON before it is written (hostile manifests). */
+  manifest?: (m: Record<string, unknown>) => Record<string, unknown>
+  /** Change a layer's bytes after its digest was taken (a tampered blob). */
+  tamper?: boolean
+  /** The diff_ids to write instead of the true ones. */
+  diffIds?: string[]
+}
+
+/** Writes an OCI layout of the layers given (an image nobody could build with umoci: the hostile ones). */
+export const writeLayout = (dir: string, img: HandImage): HandLayout => {
+  const layout = path.join(dir, 'layout')
+  const blobs = path.join(layout, 'blobs', 'sha256')
+  fs.mkdirSync(blobs, { recursive: true })
+  const put = (b: Buffer): string => {
+    const h = sha(b)
+    fs.writeFileSync(path.join(blobs, h), b)
+    return h
+  }
+  const layerHexes: string[] = []
+  const layerDescs = img.layers.map((tar) => {
+    const blob = img.gzip ? zlib.gzipSync(tar) : tar
+    const h = put(blob)
+    layerHexes.push(h)
+    if (img.tamper) {
+      const bad = Buffer.from(blob)
+      bad[bad.length - 1] = bad[bad.length - 1]! ^ 0xff
+      fs.writeFileSync(path.join(blobs, h), bad)
+    }
+    return { mediaType: `application/vnd.oci.image.layer.v1.tar${img.gzip ? '+gzip' : ''}`, digest: `sha256:${h}`, size: blob.length }
+  })
+  const config = img.config ?? {
+    architecture: hostArch(),
+    os: 'linux',
+    created: '2024-01-02T03:04:05Z',
+    config: { Entrypoint: ['/bin/sh'], Env: ['PATH=/bin'] },
+    rootfs: { type: 'layers', diff_ids: img.diffIds ?? img.layers.map((l) => `sha256:${sha(l)}`) },
+  }
+  const configBytes = Buffer.from(JSON.stringify(config))
+  const configHex = put(configBytes)
+  let manifest: Record<string, unknown> = {
+    schemaVersion: 2,
+    mediaType: 'application/vnd.oci.image.manifest.v1+json',
+    config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: `sha256:${configHex}`, size: configBytes.length },
+    layers: layerDescs,
+  }
+  if (img.manifest) manifest = img.manifest(manifest)
+  const manifestBytes = Buffer.from(JSON.stringify(manifest))
+  const manifestHex = put(manifestBytes)
+  fs.writeFileSync(path.join(layout, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}')
+  fs.writeFileSync(
+    path.join(layout, 'index.json'),
+    JSON.stringify({
+      schemaVersion: 2,
+      manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: `sha256:${manifestHex}`, size: manifestBytes.length, annotations: { 'org.opencontainers.image.ref.name': img.tag ?? 'test' } }],
+    }),
+  )
+  return { layout, digest: `sha256:${manifestHex}`, layers: layerHexes }
+}
+
+/** This machine's architecture as the OCI spec spells it. */
+export const hostArch = (): string => ({ x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386' })[process.arch as string] ?? process.arch
+
+/** Every path below `root` with its kind (f, d, l -> target), sorted: what a tree looks like. */
+export const treeOf = (root: string): string[] => {
+  const out: string[] = []
+  const walk = (rel: string): void => {
+    for (const e of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
+      const r = rel === '' ? e.name : `${rel}/${e.name}`
+      if (e.isSymbolicLink()) out.push(`l ${r} -> ${fs.readlinkSync(path.join(root, r))}`)
+      else if (e.isDirectory()) {
+        out.push(`d ${r}`)
+        walk(r)
+      } else out.push(`f ${r}`)
+    }
+  }
+  walk('')
+  return out.sort()
+}

@@ -1,0 +1,72 @@
+// How images are named and found (lib/image/reference.ts, source.ts,
+// oci.ts, store.ts's findImage): NAME[:TAG] by the distribution spec's
+// grammar, digests and their prefixes, skopeo's source syntax, platforms.
+import t from 'tap'
+import { digestHex, digestPrefixOf, formatName, parseName, tryParseName } from '../../lib/image/reference.js'
+import { parseSource } from '../../lib/image/source.js'
+import { formatPlatform, hostPlatform, parsePlatform } from '../../lib/image/oci.js'
+import { emptyIndex } from '../../lib/image/index-file.js'
+import { findImage } from '../../lib/image/store.js'
+
+t.test('NAME[:TAG]', async (t) => {
+  t.strictSame(parseName('alpine'), { name: 'alpine', tag: 'latest' }, 'latest when no tag')
+  t.strictSame(parseName('alpine:3.20'), { name: 'alpine', tag: '3.20' })
+  t.strictSame(parseName('localhost:5000/team/app'), { name: 'localhost:5000/team/app', tag: 'latest' }, 'a registry port is not a tag')
+  t.strictSame(parseName('registry.example.com:5000/team/app:v2'), { name: 'registry.example.com:5000/team/app', tag: 'v2' })
+  t.strictSame(parseName('a_b__c-d.e/f'), { name: 'a_b__c-d.e/f', tag: 'latest' })
+  for (const bad of ['Alpine', 'alpine:', ':3', 'a//b', 'a/', '-a', 'a:tag with space', `a:${'x'.repeat(129)}`, `${'a'.repeat(256)}`]) t.equal(tryParseName(bad), undefined, JSON.stringify(bad))
+  t.throws(() => parseName('alpine@sha256:abc'), { code: 'EUSAGE', message: /by NAME\[:TAG\], or by its digest alone/ })
+  t.throws(() => parseName('UPPER', '--name'), { code: 'EUSAGE', message: /invalid --name "UPPER"/ })
+  t.equal(formatName(parseName('x')), 'x:latest')
+})
+
+t.test('digests and their prefixes', async (t) => {
+  const hex = 'a'.repeat(64)
+  t.equal(digestHex(`sha256:${hex}`), hex)
+  for (const bad of [hex, `sha512:${hex}`, `sha256:${'A'.repeat(64)}`, `sha256:${'a'.repeat(63)}`, 42]) t.equal(digestHex(bad), undefined, String(bad))
+  t.equal(digestPrefixOf('abcdef012345'), 'abcdef012345', '12 hex digits')
+  t.equal(digestPrefixOf('sha256:abcdef012345'), 'abcdef012345')
+  t.equal(digestPrefixOf('abcdef01234'), undefined, '11 are not enough')
+})
+
+t.test('finding an image: a name first, then a digest prefix; ambiguity lists the candidates', async (t) => {
+  const idx = emptyIndex()
+  const rec = (hex: string) => ({ digest: `sha256:${hex}`, config: `sha256:${'c'.repeat(64)}`, layers: [], size_bytes: 0, created: null, imported_at: '', os: null, architecture: null })
+  const a = `abcdef012345${'1'.repeat(52)}`
+  const b = `abcdef012345${'2'.repeat(52)}`
+  idx.images[a] = rec(a)
+  idx.images[b] = rec(b)
+  idx.names['web:1'] = a
+  idx.names['abcdef012345:latest'] = b
+  t.equal(findImage(idx, 'web:1').hex, a)
+  t.equal(findImage(idx, 'abcdef012345').hex, b, 'a name that looks like a digest prefix is a name first')
+  t.equal(findImage(idx, 'abcdef0123451').hex, a)
+  t.throws(() => findImage(idx, 'sha256:abcdef012345'), { code: 'ENOIMAGE', message: /ambiguous: it is the start of 2 image digests \(abcdef012345, abcdef012345\)/ })
+  t.throws(() => findImage(idx, 'web:2'), { code: 'ENOIMAGE', message: 'no such image: web:2' })
+  t.throws(() => findImage(idx, 'Web'), { code: 'EUSAGE' })
+})
+
+t.test('sources in skopeo\'s syntax', async (t) => {
+  const dir = t.testdir({ layout: {}, 'a.tar': 'x' })
+  t.match(parseSource(`oci:${dir}/layout:v1`), { kind: 'oci-dir', path: `${dir}/layout`, tag: 'v1' })
+  t.match(parseSource(`oci:${dir}/layout`), { kind: 'oci-dir', path: `${dir}/layout` })
+  t.match(parseSource(`oci-archive:${dir}/a.tar:v1`), { kind: 'archive', format: 'oci', ref: 'v1' })
+  t.match(parseSource(`docker-archive:${dir}/a.tar:busy:1`), { kind: 'archive', format: 'docker', ref: 'busy:1' })
+  t.match(parseSource(`${dir}/layout`), { kind: 'oci-dir' }, 'a directory is a layout')
+  t.match(parseSource(`${dir}/a.tar`), { kind: 'archive', format: 'auto' }, 'a file is an archive of either kind')
+  t.match(parseSource('-'), { kind: 'archive', path: '-' })
+  t.throws(() => parseSource(''), { code: 'EUSAGE' })
+  t.throws(() => parseSource('oci:'), { code: 'EUSAGE', message: /no path after oci:/ })
+  t.throws(() => parseSource(`oci:${dir}/layout:`), { code: 'EUSAGE', message: /empty tag/ })
+  t.throws(() => parseSource('docker://alpine'), { code: 'EUSAGE', message: /does not read the docker: transport/ })
+  t.throws(() => parseSource(`${dir}/missing`), { code: 'EUSAGE', message: /no such file or directory/ })
+})
+
+t.test('platforms', async (t) => {
+  t.strictSame(parsePlatform('linux/arm64'), { os: 'linux', architecture: 'arm64' })
+  t.strictSame(parsePlatform('linux/arm/v7'), { os: 'linux', architecture: 'arm', variant: 'v7' })
+  for (const bad of ['linux', 'linux/', 'a/b/c/d', 'Linux/AMD64 ']) t.throws(() => parsePlatform(bad), { code: 'EUSAGE' }, bad)
+  t.equal(formatPlatform({ os: 'linux', architecture: 'arm', variant: 'v7' }), 'linux/arm/v7')
+  t.equal(hostPlatform().os, 'linux')
+  t.equal(hostPlatform().architecture, { x64: 'amd64', arm64: 'arm64' }[process.arch as string] ?? hostPlatform().architecture, 'Node\'s arch in GOARCH spelling')
+})
