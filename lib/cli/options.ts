@@ -170,6 +170,9 @@ export interface PodInputOptions {
   pidsLimit?: number
   /** The global --runtime, for the isolated pod this makes. */
   runtime?: string
+  /** CONTRACT §13: a one-app pod from this image (the command after -- replaces its Cmd). */
+  image?: string
+  entrypoint?: string
 }
 
 /** Adds the pod-input options to a command (prepare, run): a manifest, or a command after `--`. */
@@ -186,4 +189,6 @@ export const addPodInputOptions = (cmd: Command): Command =>
     .option('--memory <size>', 'with -- CMD and --isolation namespaces: memory limit of the pod (64Mi, 1G)')
     .option('--cpus <cores>', 'with -- CMD and --isolation namespaces: CPU limit, in cores (0.5, 2)')
     .addOption(new Option('--pids-limit <n>', 'with -- CMD and --isolation namespaces: most processes at once').argParser(count('--pids-limit', 1)))
+    .option('--image <name>', "a one-app pod from this image (NAME[:TAG] or a digest); after -- the arguments that replace its Cmd")
+    .option('--entrypoint <cmd>', "with --image: the program in the place of the image's Entrypoint")
     .argument('[command...]', 'after --: the program and arguments of a one-app pod')

@@ -16,6 +16,9 @@ export const appNameFor = (cmd: string): string => {
   return NAME_RE.test(base) ? base : 'app'
 }
 
+/** An app name from an image name: "registry.example/team/web:1.2" → "web". */
+const appNameForImage = (image: string): string => (image.startsWith('sha256:') ? 'app' : appNameFor(image.replace(/@.*$/, '').replace(/:[^/]*$/, '')))
+
 /** The app fields of --user USER[:GROUP]. */
 const userOf = (spec: string | undefined): Pick<App, 'user' | 'group'> => {
   if (spec === undefined) return {}
@@ -74,14 +77,34 @@ export const manifestFromInputs = (
     ['memory', 'memory', '"resources": {"memory": …}'],
     ['cpus', 'cpus', '"resources": {"cpu": …}'],
     ['pidsLimit', 'pids-limit', '"resources": {"pids": …}'],
+    ['image', 'image', 'apps their "image"'],
+    ['entrypoint', 'entrypoint', 'apps their "entrypoint"'],
   ] as const
   for (const [key, flag, field] of podFlags) {
     if (opts.manifest !== undefined && opts[key] !== undefined) {
       throw new PodctlError('EUSAGE', `--${flag} is for a pod made from a command after --`, `in a manifest, give the pod its ${field}`)
     }
   }
+  if (opts.entrypoint !== undefined && opts.image === undefined) throw new PodctlError('EUSAGE', '--entrypoint is for a pod made from an image', 'give the image: --image NAME --entrypoint CMD')
   let m: PodManifest
-  if (opts.manifest !== undefined) {
+  if (opts.manifest === undefined && opts.image !== undefined) {
+    m = {
+      apiVersion: API_VERSION,
+      ...(opts.isolation !== undefined ? { isolation: opts.isolation } : {}),
+      ...(opts.network !== undefined ? { network: opts.network } : {}),
+      ...(opts.userns !== undefined ? { userns: opts.userns } : {}),
+      ...resourcesOf(opts),
+      apps: [
+        {
+          name: appNameForImage(opts.image),
+          image: opts.image,
+          ...(opts.entrypoint !== undefined ? { entrypoint: [opts.entrypoint] } : {}),
+          ...(command.length > 0 ? { exec: command } : {}),
+          ...userOf(opts.user),
+        } as App,
+      ],
+    }
+  } else if (opts.manifest !== undefined) {
     m = parsePodManifest(readUserFile(opts.manifest, MAX_MANIFEST_BYTES, 'manifest').toString('utf8'))
   } else if (command.length > 0) {
     m = {

@@ -57,6 +57,8 @@ export const maySwitchTo = (u: AppUser): boolean => {
 export const appUserProblems = (m: PodManifest): ManifestProblem[] => {
   const problems: ManifestProblem[] = []
   m.apps.forEach((a, i) => {
+    // An image app's user is the image's, looked up in its /etc/passwd when it starts.
+    if (a.image !== undefined) return
     let u: AppUser | undefined
     try {
       u = resolveAppUser(a)

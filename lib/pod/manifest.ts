@@ -29,7 +29,16 @@ export interface Mount {
 export interface App {
   name: string
   type?: AppType
+  /**
+   * The program and its arguments. With `image`, it may be left out in the
+   * manifest a user writes: prepare fills it from the image's Entrypoint
+   * and Cmd, as podman does, so a stored manifest always has it.
+   */
   exec: string[]
+  /** CONTRACT §13: the app's root is this image's (NAME[:TAG] or sha256:…); prepare records its digest here. */
+  image?: string
+  /** With `image`: replaces the image's Entrypoint (podman's --entrypoint); `exec` then replaces its Cmd. */
+  entrypoint?: string[]
   env?: Record<string, string>
   workingDirectory?: string
   mounts?: Mount[]
@@ -224,7 +233,7 @@ export const nameLengthProblem = (p: string): string | undefined => {
 export const join = (at: string, key: string | number): string =>
   typeof key === 'number' ? `${at}[${key}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? (at ? `${at}.${key}` : key) : `${at}[${JSON.stringify(key)}]`
 
-const APP_FIELDS = ['name', 'type', 'exec', 'env', 'workingDirectory', 'mounts', 'user', 'group', 'capabilities', 'readOnlyRootFilesystem', 'seccomp', 'privileged', 'resources'] as const
+const APP_FIELDS = ['name', 'type', 'image', 'entrypoint', 'exec', 'env', 'workingDirectory', 'mounts', 'user', 'group', 'capabilities', 'readOnlyRootFilesystem', 'seccomp', 'privileged', 'resources'] as const
 /** The app fields that only an isolated pod can honour. */
 const CONTAINER_APP_FIELDS = ['capabilities', 'readOnlyRootFilesystem', 'seccomp', 'privileged', 'resources'] as const
 const RESOURCE_FIELDS = ['memory', 'cpu', 'pids'] as const
@@ -326,7 +335,17 @@ const checkApp = (c: Checker, a: unknown, at: string, volumeNames: Set<string> |
     }
   }
   const exec = a.exec
-  if (!Array.isArray(exec) || exec.length === 0) {
+  if (a.image !== undefined && c.string(a.image, join(at, 'image'), { nonEmpty: true }) && !/^[^\s]{1,255}$/.test(a.image)) {
+    c.add(join(at, 'image'), `${JSON.stringify(a.image)} is not an image name (NAME[:TAG]) or digest (sha256:…)`)
+  }
+  if (a.entrypoint !== undefined) {
+    if (a.image === undefined) c.add(join(at, 'entrypoint'), 'is for an app with an "image": it replaces the image\'s Entrypoint')
+    else if (!Array.isArray(a.entrypoint) || a.entrypoint.length === 0) c.add(join(at, 'entrypoint'), `must be a non-empty array of strings, not ${describe(a.entrypoint)}`)
+    else a.entrypoint.forEach((arg: unknown, i) => c.string(arg, join(join(at, 'entrypoint'), i)))
+  }
+  if (exec === undefined && a.image !== undefined) {
+    // The image's Entrypoint and Cmd are the defaults.
+  } else if (!Array.isArray(exec) || exec.length === 0) {
     c.add(join(at, 'exec'), `must be a non-empty array of strings, not ${Array.isArray(exec) ? 'an empty array' : describe(exec)}`)
   } else {
     exec.forEach((arg, i) => c.string(arg, join(join(at, 'exec'), i)))
@@ -422,7 +441,7 @@ export const manifestProblems = (value: unknown, opts: ValidateOptions = {}): Ma
   }
   if (value.network !== undefined && !NETWORKS.includes(value.network as Network)) {
     c.add('network', `must be "host" or "none", not ${describe(value.network)}`)
-  } else if (value.network === 'none' && value.isolation !== 'namespaces') {
+  } else if (value.network === 'none' && isolationOf(value as Pick<PodManifest, 'isolation'>) !== 'namespaces' && !(Array.isArray(value.apps) && value.apps.some((a: unknown) => isObj(a) && a.image !== undefined))) {
     // Only a pod with its own namespaces can have its own network.
     c.add('network', '"none" needs "isolation": "namespaces"')
   }
@@ -431,7 +450,9 @@ export const manifestProblems = (value: unknown, opts: ValidateOptions = {}): Ma
     c.add('userns', `must be "host" or "private", not ${describe(value.userns)}`)
   }
   if (value.resources !== undefined) checkResources(c, value.resources, 'resources')
-  if (value.isolation !== 'namespaces') containerOnlyProblems(c, value)
+  const imageApps = Array.isArray(value.apps) && value.apps.some((a: unknown) => isObj(a) && a.image !== undefined)
+  if (value.isolation === 'host' && imageApps) c.add('isolation', '"host" cannot run an app from an image: an image app has a root of its own ("isolation": "namespaces", implied when "isolation" is left out)')
+  else if (value.isolation !== 'namespaces' && !imageApps) containerOnlyProblems(c, value)
 
   let volumeNames: Set<string> | undefined = new Set()
   if (value.volumes !== undefined) {
@@ -498,8 +519,9 @@ export const parseManifestJson = (text: string): unknown => {
 /** Parses manifest text (JSON) and validates it. */
 export const parseManifest = (text: string, opts: ValidateOptions = {}): PodManifest => validateManifest(parseManifestJson(text), opts)
 
-/** The isolation of a pod: "host" unless the manifest says otherwise. */
-export const isolationOf = (m: Pick<PodManifest, 'isolation'>): Isolation => m.isolation ?? 'host'
+/** The isolation of a pod: "host" unless the manifest says otherwise, or an app runs from an image (CONTRACT §13: implied). */
+export const isolationOf = (m: Pick<PodManifest, 'isolation'> & { apps?: readonly Pick<App, 'image'>[] }): Isolation =>
+  m.isolation ?? (m.apps?.some((a) => a.image !== undefined) ? 'namespaces' : 'host')
 /** The network of a pod: "host" unless the manifest says otherwise. */
 export const networkOf = (m: Pick<PodManifest, 'network'>): Network => m.network ?? 'host'
 /** The user namespace of a pod: "host" unless the manifest says otherwise. */

@@ -35,6 +35,8 @@ export const execProblems = (m: PodManifest, base: NodeJS.ProcessEnv = process.e
   const problems: ManifestProblem[] = []
   const isolated = isolationOf(m) === 'namespaces'
   m.apps.forEach((a, i) => {
+    // An image app's program is the image's: it is looked for in the image's root when it starts.
+    if (a.image !== undefined) return
     const cmd = a.exec[0]!
     // An isolated app starts with a PATH of its own, not podctl's, and may run a program from one of its volumes.
     const env = appEnv(a, isolated ? { PATH: CONTAINER_PATH } : base)
@@ -82,6 +84,8 @@ export interface CreateOptions {
   sync?: boolean
   /** The OCI runtime an isolated pod is prepared with (CONTRACT §12), recorded with it. */
   runtime?: { name: string; path: string }
+  /** The name each image app's image was given by (CONTRACT §13: list shows it), null for a digest. */
+  imageNames?: ReadonlyMap<string, string | null>
 }
 
 /**
@@ -96,7 +100,7 @@ export const createPod = async (dataDir: string, manifest: PodManifest, opts: Cr
   const pod = await newPod(dataDir, { sync })
   try {
     writeFileAtomic(pod.path, MANIFEST_FILE, JSON.stringify(manifest), { sync })
-    const record = initialRecord(pod.uuid, manifest, opts.now ?? new Date(), opts.runtime)
+    const record = initialRecord(pod.uuid, manifest, opts.now ?? new Date(), opts.runtime, opts.imageNames)
     writeRecord(pod.path, record, { sync })
     pod.setCachedRecord(record) // a run that follows at once need not read it back
     fs.mkdirSync(path.join(pod.path, 'apps'), { mode: DIR_MODE })

@@ -24,6 +24,11 @@ export interface AppRecord {
   reason?: string | null
   /** Set on an app with every capability and no seccomp filter: no boundary at all. */
   privileged?: boolean
+  /** CONTRACT §13: the digest of the image the app runs from, and the name it was given by. */
+  image?: string
+  image_name?: string | null
+  /** How its root was made from the image: an overlay, or a copy where overlayfs cannot be mounted. */
+  rootfs?: 'overlay' | 'copy' | null
   /** The app's start time from /proc, to tell it from a reused pid. */
   pid_start?: string | null
 }
@@ -64,7 +69,7 @@ export const MANIFEST_FILE = 'manifest'
 export const isoTime = (d: Date | number = Date.now()): string => new Date(d).toISOString()
 
 /** The record of a freshly prepared pod; `runtime` is the OCI runtime of an isolated one. */
-export const initialRecord = (uuid: string, m: PodManifest, createdAt: Date, runtime?: { name: string; path: string }): PodRecord => ({
+export const initialRecord = (uuid: string, m: PodManifest, createdAt: Date, runtime?: { name: string; path: string }, imageNames?: ReadonlyMap<string, string | null>): PodRecord => ({
   uuid,
   name: m.name ?? null,
   created_at: isoTime(createdAt),
@@ -79,7 +84,7 @@ export const initialRecord = (uuid: string, m: PodManifest, createdAt: Date, run
   exit_code: null,
   labels: { ...(m.labels ?? {}) },
   annotations: { ...(m.annotations ?? {}) },
-  apps: m.apps.map(newAppRecord),
+  apps: m.apps.map((a) => ({ ...newAppRecord(a), ...(a.image !== undefined ? { image_name: imageNames?.get(a.name) ?? null } : {}) })),
 })
 
 /** The record of an app that has not started yet. */
@@ -92,6 +97,7 @@ export const newAppRecord = (a: App): AppRecord => ({
   finished_at: null,
   exit_code: null,
   ...(a.privileged === true ? { privileged: true } : {}),
+  ...(a.image !== undefined ? { image: a.image } : {}),
 })
 
 /** An empty record for a pod whose pod.json is missing (a crash while preparing). */
@@ -153,6 +159,9 @@ const APP_FIELDS: Record<string, Check> = {
   exit_code: intOrNull,
   reason: optional(strOrNull),
   privileged: optional(isBool),
+  image: optional(isStr),
+  image_name: optional(strOrNull),
+  rootfs: optional(strOrNull),
 }
 
 const fieldProblem = (o: Record<string, unknown>, fields: Record<string, Check>, at: string): string | undefined => {
@@ -224,7 +233,7 @@ type StoredRecord = Omit<PodRecord, 'ready_at'> & {
 const PUBLIC_KEYS = ['uuid', 'name', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'runtime', 'exit_code', 'labels', 'annotations', 'apps'] as const
 const APP_PUBLIC_KEYS = ['name', 'type', 'state', 'pid', 'started_at', 'finished_at', 'exit_code'] as const
 /** App fields that are written only when they say something. */
-const APP_OPTIONAL_KEYS = ['reason', 'privileged'] as const
+const APP_OPTIONAL_KEYS = ['reason', 'privileged', 'image', 'image_name', 'rootfs'] as const
 
 /** A record as stored in pod.json (one line). */
 export const recordText = (r: PodRecord): string => {

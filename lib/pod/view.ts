@@ -18,6 +18,11 @@ export interface AppView {
   reason?: string
   /** Present (true) on an app with no boundary at all. */
   privileged?: boolean
+  /** CONTRACT §13, on an app from an image: its digest, the name it was given by, and how its root was made. */
+  image?: string
+  /** Absent when the app named its image by digest. */
+  image_name?: string
+  rootfs?: 'overlay' | 'copy'
 }
 
 export interface PodView {
@@ -76,6 +81,9 @@ export const podView = (pod: Pod): PodView => {
       exit_code: a.exit_code,
       ...(a.reason ? { reason: a.reason } : {}),
       ...(a.privileged === true ? { privileged: true } : {}),
+      ...(a.image !== undefined ? { image: a.image } : {}),
+      ...(a.image_name ? { image_name: a.image_name } : {}),
+      ...(a.rootfs ? { rootfs: a.rootfs } : {}),
     })),
     ...(damaged !== undefined ? { damaged } : {}),
     ...(typeof r.failure === 'string' ? { failure: r.failure } : {}),

@@ -5,6 +5,7 @@
  * prepared or, with its volumes set up, moved to run/ for this process to
  * supervise. Whatever fails on the way leaves nothing behind.
  */
+import { PodctlError } from '../errors.js'
 import { isolationOf, type PodManifest } from '../pod/manifest.js'
 import { checkUUIDFileSave, writeUUIDToFile, type Pod } from '../pod/pod.js'
 import { createPod, discard } from '../pod/prepare.js'
@@ -12,6 +13,7 @@ import type { EnsureBoundOptions } from '../volume/binder.js'
 import { bindPodClaims, createPodClaims, fleetClaimsOf, withPodFleet } from '../volume/fleet-binder.js'
 import type { FleetStore } from '../volume/fleet-store.js'
 import { checkVolumeSources, setUpPodVolumes } from '../volume/pod-volumes.js'
+import { imagesStillThere, resolveImageApps } from '../runtime/image-apps.js'
 import { checkIsolatedPod, tearDownPod } from '../runtime/pod-runtime.js'
 import { podIdShift } from '../runtime/userns.js'
 import { checkOpenFiles } from './budget.js'
@@ -30,32 +32,42 @@ export interface NewPodOptions {
  * down) if either fails. With a fleet, its claims are the fleet's
  * (lib/volume/fleet-binder.ts), over one connection for the whole way.
  */
-const create = (dataDir: string, manifest: PodManifest, opts: NewPodOptions, finish: (pod: Pod, fleet: FleetStore | undefined) => void | Promise<void>): Promise<Pod> =>
-  withPodFleet(manifest, opts.claims, async (fleet) => {
+const create = (dataDir: string, asked: PodManifest, opts: NewPodOptions, finish: (pod: Pod, manifest: PodManifest, fleet: FleetStore | undefined) => void | Promise<void>): Promise<NewPod> =>
+  withPodFleet(asked, opts.claims, async (fleet) => {
     if (opts.uuidFileSave !== undefined) checkUUIDFileSave(opts.uuidFileSave)
+    // Apps from images: their digests and the images' defaults, in the manifest the pod keeps.
+    const { manifest, images } = resolveImageApps(dataDir, asked)
     const runtime = isolationOf(manifest) === 'namespaces' ? checkIsolatedPod(manifest, opts.runtime) : undefined
     if (manifest.volumes?.length) {
       checkVolumeSources(dataDir, manifest, fleet ? await fleetClaimsOf(fleet, manifest) : undefined)
       await createPodClaims(dataDir, manifest, fleet)
     }
-    const pod = await createPod(dataDir, manifest, runtime ? { runtime } : {})
+    const pod = await createPod(dataDir, manifest, { ...(runtime ? { runtime } : {}), ...(images.size > 0 ? { imageNames: new Map([...images].map(([app, i]) => [app, i.name])) } : {}) })
     try {
+      const gone = images.size > 0 ? imagesStillThere(dataDir, images) : undefined
+      if (gone !== undefined) throw new PodctlError('ENOIMAGE', `image ${gone} was removed while pod ${pod.uuid.slice(0, 8)} was being prepared`, 'import it again')
       if (opts.uuidFileSave !== undefined) writeUUIDToFile(pod.uuid, opts.uuidFileSave)
-      await finish(pod, fleet)
+      await finish(pod, manifest, fleet)
     } catch (er) {
       discard(pod, tearDownPod)
       throw er
     }
-    return pod
+    return { pod, manifest }
   })
 
+/** A pod just made, and its manifest as stored (image apps resolved). */
+export interface NewPod {
+  pod: Pod
+  manifest: PodManifest
+}
+
 /** A new pod, left prepared (unlocked). */
-export const prepareNewPod = (dataDir: string, manifest: PodManifest, opts: NewPodOptions = {}): Promise<Pod> =>
-  create(dataDir, manifest, opts, (pod) => pod.toPrepared())
+export const prepareNewPod = async (dataDir: string, manifest: PodManifest, opts: NewPodOptions = {}): Promise<Pod> =>
+  (await create(dataDir, manifest, opts, (pod) => pod.toPrepared())).pod
 
 /** A new pod with its volumes set up, moved to run/ and locked by this process, its supervisor. */
-export const startNewPod = (dataDir: string, manifest: PodManifest, opts: NewPodOptions = {}): Promise<Pod> =>
-  create(dataDir, manifest, opts, async (pod, fleet) => {
+export const startNewPod = (dataDir: string, asked: PodManifest, opts: NewPodOptions = {}): Promise<NewPod> =>
+  create(dataDir, asked, opts, async (pod, manifest, fleet) => {
     checkOpenFiles(manifest)
     await bindPodClaims(dataDir, manifest, opts.claims ?? {}, fleet)
     setUpPodVolumes(pod, manifest, undefined, undefined, podIdShift(manifest))

@@ -32,8 +32,7 @@ const reply = (r: DetachReply): Promise<void> => new Promise((resolve) => chan.e
 const start = async (job: DetachJob): Promise<{ pod: Pod; manifest: PodManifest }> => {
   const claims = { ...(job.claimTimeoutMs !== undefined ? { timeoutMs: job.claimTimeoutMs } : {}), ...(job.fleet ? { fleet: job.fleet } : {}) }
   if (job.manifest) {
-    const pod = await startNewPod(job.dataDir, job.manifest, { uuidFileSave: job.uuidFileSave, runtime: job.runtime, claims })
-    return { pod, manifest: job.manifest }
+    return startNewPod(job.dataDir, job.manifest, { uuidFileSave: job.uuidFileSave, runtime: job.runtime, claims })
   }
   return startPrepared(podFromUUIDString(job.dataDir, job.uuid!), claims)
 }

@@ -351,6 +351,7 @@ export class Supervisor {
         rec.finished_at = null
         rec.exit_code = null
         rec.reason = null
+        if (proc.rootfs) rec.rootfs = proc.rootfs
         beforeStartSaved?.()
         this.#save()
         return true

@@ -10,13 +10,17 @@ import { PodctlError } from '../errors.js'
 import type { AppUser } from '../pod/app-user.js'
 import { cpuCores, memoryBytes, networkOf, usernsOf, type App, type PodManifest, type Resources } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
-import { CONTAINER_PATH } from '../pod/prepare.js'
+import { CONTAINER_PATH, appRoot } from '../pod/prepare.js'
 import { effectiveCapabilities } from '../proc/capabilities.js'
 import { canMakeCgroups } from '../proc/cgroups.js'
 import { normalizeMountPath } from '../volume/plan.js'
 import { defaultRegistry } from '../volume/plugins/index.js'
 import { allowTraverse } from '../fs/modes.js'
+import { prepareAppRoot, tearDownAppRoot, type AppRoot } from '../image/app-root.js'
+import { ensureRender, type Render } from '../image/render.js'
+import { DIR_MODE } from '../fs/modes.js'
 import { appPlace, pathToPod } from './app-launch.js'
+import { imageUser, type ImageUser } from './image-user.js'
 import { signalExitCode } from './host.js'
 import { OciPod, ROOTFS_DIR } from './oci-pod.js'
 import { findRuntime, type RuntimeRef } from './runtime.js'
@@ -111,6 +115,17 @@ export const appBinds = (root: string, app: App, sources: ReadonlyMap<string, { 
   return [...binds.values()].sort((a, b) => a.target.split('/').length - b.target.split('/').length)
 }
 
+/** An image app's binds: its volumes at their mount paths, parents first (its root is the image's, not a directory of the pod). */
+const volumeBinds = (app: App, sources: ReadonlyMap<string, { source: string; readOnly: boolean }>): Bind[] =>
+  (app.mounts ?? [])
+    .flatMap((mt) => {
+      const v = sources.get(mt.volume)
+      return v ? [{ source: v.source, target: normalizeMountPath(mt.path), readOnly: v.readOnly || mt.readOnly === true }] : []
+    })
+    .sort((a, b) => a.target.split('/').length - b.target.split('/').length)
+
+const cannotStart = (message: string): NodeJS.ErrnoException => Object.assign(new Error(message), { code: 'EACCES' })
+
 /** The environment of an isolated app: podman's few defaults, the app's own, podctl's. */
 const appEnv = (pod: Pod, app: App, root: string, user: AppUser | undefined, hostname: string): Record<string, string> => ({
   PATH: CONTAINER_PATH,
@@ -144,12 +159,15 @@ export class OciRuntime implements PodRuntime {
   readonly #manifest: () => PodManifest
   readonly #oci: OciPod
   readonly #sources: () => Map<string, { source: string; readOnly: boolean }>
+  /** The renders of the pod's images, by digest, made before its first app starts. */
+  readonly #renders: Map<string, Render>
 
-  private constructor(pod: Pod, manifest: () => PodManifest, oci: OciPod) {
+  private constructor(pod: Pod, manifest: () => PodManifest, oci: OciPod, renders: Map<string, Render>) {
     this.#pod = pod
     this.#manifest = manifest
     this.#oci = oci
     this.#sources = () => volumeSources(pod, manifest())
+    this.#renders = renders
   }
 
   get holder(): { pid: number; start: string | null } {
@@ -176,39 +194,88 @@ export class OciRuntime implements PodRuntime {
     }
     // The pod's root is reached as the range's root, which is nobody on the host.
     if (idMap && process.geteuid?.() === 0) allowTraverse(pathToPod(pod))
+    // Each image rendered once for this id map (nothing to do when it was rendered before: CONTRACT §13).
+    const renders = new Map<string, Render>()
+    const renderIds = idMap && process.geteuid?.() === 0 ? { uid: idMap.uid[0]!.hostID, gid: idMap.gid[0]!.hostID, size: idMap.uid[0]!.size } : undefined
+    for (const a of m.apps) {
+      if (a.image !== undefined && !renders.has(a.image)) renders.set(a.image, await ensureRender(pod.dataDir, a.image, renderIds ? { idMap: renderIds } : {}))
+    }
     const oci = await OciPod.start({ dataDir: pod.dataDir, podDir: pod.path, uuid: pod.uuid, runtime }, spec, resourceLimits(m.resources))
-    return new OciRuntime(pod, manifest, oci)
+    return new OciRuntime(pod, manifest, oci, renders)
   }
 
   startApp(app: App): AppProcess {
     const m = this.#manifest()
     const spec = this.#oci.spec
     const idMap = spec.idMap
-    // The host ids of the app's root: the app's own, shifted into a private range; the invoking user's when rootless.
+    // The host ids of the pod's root: shifted into a private range; the invoking user's when rootless.
     const shift = idMap && process.geteuid?.() === 0 ? { uid: idMap.uid[0]!.hostID, gid: idMap.gid[0]!.hostID } : undefined
-    const place = appPlace(this.#pod, app, (user) => (shift ? { uid: shift.uid + (user?.uid ?? 0), gid: shift.gid + (user?.gid ?? 0) } : user))
     const rootless = idMap !== undefined && shift === undefined
     const privileged = app.privileged === true
     const capabilities = effectiveCapabilities({ ...app.capabilities, privileged })
-    const appSpec: AppSpec = {
+    const common = {
       name: app.name,
       args: app.exec,
-      env: appEnv(this.#pod, app, place.root, place.user, spec.hostname),
-      cwd: place.cwd,
-      uid: rootless ? 0 : place.user?.uid ?? 0,
-      gid: rootless ? 0 : place.user?.gid ?? 0,
       capabilities,
       seccomp: seccompOf(app, capabilities),
       privileged,
       noNewPrivileges: !privileged,
-      mounts: appBinds(place.root, app, this.#sources(), app.readOnlyRootFilesystem === true),
       ...(app.resources ? { resources: resourceLimits(app.resources)! } : {}),
     }
+    let appSpec: AppSpec
+    let rootfs: AppProcess['rootfs']
+    if (app.image !== undefined) {
+      const made = this.#imageApp(app, shift)
+      rootfs = made.kind
+      const user = made.user
+      appSpec = {
+        ...common,
+        env: { PATH: CONTAINER_PATH, HOSTNAME: spec.hostname, HOME: user.home ?? '/', ...(user.name ? { USER: user.name, LOGNAME: user.name } : {}), container: 'podctl', ...(app.env ?? {}), PODCTL_POD_UUID: this.#pod.uuid, PODCTL_APP_NAME: app.name, PODCTL_APP_ROOT: '/' },
+        cwd: app.workingDirectory ?? '/',
+        uid: rootless ? 0 : user.uid,
+        gid: rootless ? 0 : user.gid,
+        mounts: volumeBinds(app, this.#sources()),
+        root: { path: made.rootfs, readonly: app.readOnlyRootFilesystem === true },
+      }
+    } else {
+      const place = appPlace(this.#pod, app, (user) => (shift ? { uid: shift.uid + (user?.uid ?? 0), gid: shift.gid + (user?.gid ?? 0) } : user))
+      appSpec = {
+        ...common,
+        env: appEnv(this.#pod, app, place.root, place.user, spec.hostname),
+        cwd: place.cwd,
+        uid: rootless ? 0 : place.user?.uid ?? 0,
+        gid: rootless ? 0 : place.user?.gid ?? 0,
+        mounts: appBinds(place.root, app, this.#sources(), app.readOnlyRootFilesystem === true),
+      }
+    }
     const started = this.#oci.startApp(appSpec, spec.cgroups && memoryLimited(m, app))
+    const dir = appRoot(this.#pod.path, app.name)
     return {
       ...started,
-      ended: (code, signal) => started.ended(code ?? signalExitCode(signal ?? 'SIGKILL')),
+      ...(rootfs ? { rootfs } : {}),
+      ended: async (code, signal) => {
+        const end = await started.ended(code ?? signalExitCode(signal ?? 'SIGKILL'))
+        // The overlay goes with the container; what the app wrote stays in the pod's upper.
+        if (rootfs === 'overlay') tearDownAppRoot(dir)
+        return end
+      },
     }
+  }
+
+  /** An image app's root (an overlay of its image's render, or a copy) and its user, looked up in the image. Throws spawn-like. */
+  #imageApp(app: App, shift: { uid: number; gid: number } | undefined): AppRoot & { user: ImageUser } {
+    const render = this.#renders.get(app.image!)
+    if (render === undefined) throw cannotStart(`image ${app.image} was not rendered when the pod started`)
+    let user: ImageUser
+    try {
+      user = imageUser(render.rootfs, app.user, app.group)
+    } catch (er) {
+      throw cannotStart((er as Error).message)
+    }
+    const dir = appRoot(this.#pod.path, app.name)
+    fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE })
+    if (shift) allowTraverse([path.join(this.#pod.path, 'apps'), dir])
+    return { ...prepareAppRoot(render, dir, shift ? { owner: shift } : {}), user }
   }
 
   close(): Promise<void> {

@@ -64,6 +64,8 @@ export interface AppSpec {
   mounts: readonly Bind[]
   resources?: ResourceLimits
   terminal?: boolean
+  /** An app from an image (CONTRACT §13): its own root in the place of the pod's, without the host's directories. */
+  root?: { path: string; readonly: boolean }
 }
 
 /**
@@ -207,8 +209,8 @@ export const appConfig = (pod: PodSpec, app: AppSpec, infraPid: number): Record<
       capabilities: { bounding: caps, effective: caps, permitted: caps, inheritable: [], ambient: [] },
       noNewPrivileges: app.noNewPrivileges,
     },
-    root: { path: pod.rootfs, readonly: true },
-    mounts: [...systemMounts(pod, app.privileged), ...hostDirMounts(pod, app.privileged), ...app.mounts.map((b) => bindMount(b, app.privileged))],
+    root: app.root ?? { path: pod.rootfs, readonly: true },
+    mounts: [...systemMounts(pod, app.privileged), ...(app.root ? [] : hostDirMounts(pod, app.privileged)), ...app.mounts.map((b) => bindMount(b, app.privileged))],
     linux: {
       namespaces: [
         join('pid'),

@@ -15,6 +15,8 @@ export interface AppProcess {
   readonly child: ChildProcess
   /** Resolves with the app's host pid once it runs; rejects with a spawn-like error (ENOENT: 127, else 126) when it could not start. */
   readonly running: Promise<number>
+  /** How an image app's root was made (CONTRACT §13), for its record. */
+  readonly rootfs?: 'overlay' | 'copy'
   /** Whether the runtime itself ends what the app started when it exits (a container's cgroup), so no scan of /proc is needed. */
   readonly contained: boolean
   /** Sends `signal` to the app (and, for SIGKILL, whatever it started). */

@@ -196,7 +196,7 @@ export const POD_KEYS = [
 ].sort()
 export const APP_KEYS = ['name', 'type', 'state', 'pid', 'started_at', 'finished_at', 'exit_code'].sort()
 /** App keys present only when they say something (CONTRACT §12). */
-export const APP_OPTIONAL_KEYS = ['reason', 'privileged']
+export const APP_OPTIONAL_KEYS = ['reason', 'privileged', 'image', 'image_name', 'rootfs']
 
 export const POD_STATES = [
   'embryo',

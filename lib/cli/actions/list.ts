@@ -223,7 +223,8 @@ const viewsOutput = (views: ListedView[], opts: ListOptions, colour: boolean, fl
     opts.full ? v.uuid : v.uuid.slice(0, 8),
     ...(fleet ? [v.node ?? '-'] : []),
     v.name ?? '-',
-    v.apps.map((a) => a.name).join(',') || '-',
+    // CONTRACT §13: an image app as name(image).
+    v.apps.map((a) => (a.image !== undefined ? `${a.name}(${a.image_name ?? a.image.slice(0, 'sha256:'.length + 12)})` : a.name)).join(',') || '-',
     v.state,
     time(v.created_at),
     time(v.started_at),

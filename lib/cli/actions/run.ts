@@ -82,9 +82,9 @@ export const runNewPod = async (
     ctx.io.out(`${await runDetached({ dataDir, manifest, ...(uuidFileSave !== undefined ? { uuidFileSave } : {}), ...(opts.runtime !== undefined ? { runtime: opts.runtime } : {}), ...(opts.timeout !== undefined ? { claimTimeoutMs: opts.timeout } : {}), ...(fleet ? { fleet } : {}) })}\n`)
     return
   }
-  const pod = await ownFailureIs125(() => startNewPod(dataDir, manifest, { uuidFileSave, runtime: opts.runtime, claims: claimWait(ctx, opts.timeout, fleet) }))
+  const { pod, manifest: stored } = await ownFailureIs125(() => startNewPod(dataDir, manifest, { uuidFileSave, runtime: opts.runtime, claims: claimWait(ctx, opts.timeout, fleet) }))
   onRunning?.(pod)
-  ctx.state.exitCode = await supervise(pod, manifest, onRunning !== undefined)
+  ctx.state.exitCode = await supervise(pod, stored, onRunning !== undefined)
 }
 
 /** podctl run: prepare and run a pod from the inputs. */

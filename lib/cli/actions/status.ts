@@ -27,6 +27,9 @@ export const statusLines = (v: PodView & { volumes?: VolumeView[] }, colour = fa
     if (a.reason !== undefined) lines.push(`app-${a.name}-reason=${oneLine(a.reason)}`)
     // CONTRACT §12: a privileged app is no boundary, and status says so.
     if (a.privileged === true) lines.push(`app-${a.name}-privileged=true`)
+    if (a.image !== undefined) lines.push(`app-${a.name}-image=${oneLine(a.image_name ?? a.image)}`)
+    // CONTRACT §13: an image app's root is an overlay, or a copy where overlayfs cannot be mounted.
+    if (a.rootfs !== undefined) lines.push(`app-${a.name}-rootfs=${a.rootfs}`)
   }
   for (const vol of v.volumes ?? []) lines.push(volumeStatusLine(vol))
   return `${lines.join('\n')}\n`

@@ -1,0 +1,92 @@
+/**
+ * Apps that run from images (CONTRACT §13), as prepare makes them: each
+ * app's `image` resolved in the store to the image's digest, which the pod
+ * records, and the image config's Entrypoint, Cmd, Env, WorkingDir and
+ * User applied as podman applies them (`exec` replaces Cmd, `entrypoint`
+ * replaces Entrypoint, `env` adds or overrides). A pod with such an app
+ * is isolated ("isolation": "namespaces" is implied).
+ */
+import { PodctlError } from '../errors.js'
+import { readIndex, withStoreLock } from '../image/index-file.js'
+import { lookupImage } from '../image/store.js'
+import { readImageConfig } from '../image/view.js'
+import type { App, PodManifest } from '../pod/manifest.js'
+
+/** What prepare learnt of an image app: the image's digest, and the name it was given by, if any. */
+export interface ImageOfApp {
+  digest: string
+  name: string | null
+}
+
+/** `K=V` lines of an image config's Env, as a map (a line without `=` sets nothing). */
+const envOf = (lines: readonly string[] | null | undefined): Record<string, string> => {
+  const env = new Map<string, string>()
+  for (const l of lines ?? []) {
+    const eq = l.indexOf('=')
+    if (eq > 0) env.set(l.slice(0, eq), l.slice(eq + 1))
+  }
+  return Object.fromEntries(env)
+}
+
+/** An image config's User ("name", "uid", "name:group", "uid:gid") as the app's user and group. */
+const userOf = (spec: string | undefined): Pick<App, 'user' | 'group'> => {
+  if (!spec) return {}
+  const [user, group] = spec.split(':')
+  return { ...(user ? { user } : {}), ...(group ? { group } : {}) }
+}
+
+/** One app with its image's defaults applied; `image` becomes the digest. */
+const withImage = (dataDir: string, app: App): { app: App; image: ImageOfApp } => {
+  const found = lookupImage(dataDir, app.image!)
+  const config = readImageConfig(dataDir, found.record.config).config ?? {}
+  const entrypoint = app.entrypoint ?? config.Entrypoint ?? []
+  // podman: --entrypoint drops the image's Cmd too; `exec` replaces it.
+  const cmd = app.exec ?? (app.entrypoint === undefined ? config.Cmd ?? [] : [])
+  const exec = [...entrypoint, ...cmd]
+  if (exec.length === 0) {
+    throw new PodctlError('EUSAGE', `image ${app.image} has no Entrypoint or Cmd, and app ${app.name} gives no command`, `give one: podctl run --image ${app.image} -- CMD, or "exec" in the manifest`)
+  }
+  const env = { ...envOf(config.Env), ...(app.env ?? {}) }
+  const user = app.user !== undefined || app.group !== undefined ? {} : userOf(config.User)
+  return {
+    app: {
+      ...app,
+      ...user,
+      image: found.record.digest,
+      exec,
+      ...(Object.keys(env).length > 0 ? { env } : {}),
+      ...(app.workingDirectory === undefined && config.WorkingDir ? { workingDirectory: config.WorkingDir } : {}),
+    },
+    image: { digest: found.record.digest, name: found.name ?? null },
+  }
+}
+
+/**
+ * The manifest with its image apps resolved, and each one's image; the
+ * manifest as it was when it has none. ENOIMAGE (exit 3) for an image the
+ * store does not have.
+ */
+export const resolveImageApps = (dataDir: string, m: PodManifest): { manifest: PodManifest; images: Map<string, ImageOfApp> } => {
+  const images = new Map<string, ImageOfApp>()
+  if (!m.apps.some((a) => a.image !== undefined)) return { manifest: m, images }
+  const apps = m.apps.map((a) => {
+    if (a.image === undefined) return a
+    const r = withImage(dataDir, a)
+    images.set(a.name, r.image)
+    return r.app
+  })
+  return { manifest: { ...m, isolation: 'namespaces', apps }, images }
+}
+
+/**
+ * Whether the images a new pod recorded are all still in the store. Run
+ * under the store's lock after the pod is written: an `image rm` that ran
+ * between the lookup and the write did not see the pod, and the pod must
+ * then give up; one that runs after it sees the pod and refuses.
+ */
+export const imagesStillThere = (dataDir: string, images: ReadonlyMap<string, ImageOfApp>): string | undefined =>
+  withStoreLock(dataDir, () => {
+    const idx = readIndex(dataDir)
+    for (const i of images.values()) if (idx.images[i.digest.slice('sha256:'.length)] === undefined) return i.name ?? i.digest
+    return undefined
+  })
