@@ -20,14 +20,20 @@
 //   -->
 // (output listed is checked, none listed is not), and says why a block or
 // the whole page is not run: `<!-- doctest: skip REASON -->` before a
-// block, `<!-- doctest: page-skip REASON -->` for the page. Each skip is
-// printed with its reason.
+// block, `<!-- doctest: page-skip REASON -->` for the page. What only some
+// machines can run says what it needs (NEEDS below): `<!-- doctest: needs
+// isolation -->` before a block or a setup comment runs it where the
+// machine has it and skips it, with the reason, where not; `<!-- doctest:
+// page-needs isolation -->` does that for the page. Each skip is printed
+// with its reason.
 import t from 'tap'
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { BIN, ROOT } from '../helpers/common.js'
+import { containersMissing } from '../helpers/containers.js'
 import { dataDir } from '../helpers/run-util.js'
+import { privateIdRange } from '../../lib/runtime/userns.js'
 
 interface Session {
   /** Where in the page (line number), for messages. */
@@ -43,12 +49,49 @@ interface Page {
   skipped: { line: number; reason: string }[]
 }
 
-/** The sessions of a page: fenced blocks that start with "$ ", and hidden setup comments. */
-export const parsePage = (file: string, text: string): Page => {
+/**
+ * What a block may need of the machine (`<!-- doctest: needs NAME -->`),
+ * each a check that says what is missing here, or undefined. The isolated
+ * pods of the docs (CONTRACT §12) run as root: rootless, cgroup v1 gives
+ * no limits and no stats.
+ */
+export const NEEDS: Record<string, () => string | undefined> = {
+  isolation: () => (process.getuid?.() !== 0 ? 'the test does not run as root' : containersMissing()),
+  subids: () => {
+    const why = NEEDS.isolation!()
+    if (why !== undefined) return why
+    try {
+      privateIdRange()
+      return undefined
+    } catch (er) {
+      return (er as Error).message
+    }
+  },
+}
+
+/** Why `need` cannot be met here (its name and what is missing), or undefined when it can. An unknown name is a mistake of the page. */
+const unmet = (need: string, check: (need: string) => string | undefined): string | undefined => {
+  const why = check(need)
+  return why === undefined ? undefined : `needs ${need}: ${why}`
+}
+
+const checkNeed = (need: string): string | undefined => {
+  const check = NEEDS[need]
+  if (check === undefined) throw new Error(`doctest: unknown need ${JSON.stringify(need)} (known: ${Object.keys(NEEDS).join(', ')})`)
+  return check()
+}
+
+/** The sessions of a page: fenced blocks that start with "$ ", and hidden setup comments. `check` says why a need is not met here. */
+export const parsePage = (file: string, text: string, check: (need: string) => string | undefined = checkNeed): Page => {
   const lines = text.split('\n')
   const page: Page = { file, sessions: [], skipped: [] }
   const pageSkip = /<!-- doctest: page-skip (.*?) -->/.exec(text)
   if (pageSkip) page.skip = pageSkip[1]!
+  const pageNeed = /<!-- doctest: page-needs (\S+) -->/.exec(text)
+  if (pageNeed && page.skip === undefined) {
+    const why = unmet(pageNeed[1]!, check)
+    if (why !== undefined) page.skip = why
+  }
   let skipNext: string | undefined
   const steps = (body: string[]): Session['steps'] => {
     const out: Session['steps'] = []
@@ -65,9 +108,16 @@ export const parsePage = (file: string, text: string): Page => {
       skipNext = skip[1]!
       continue
     }
+    const need = /^<!-- doctest: needs (\S+) -->$/.exec(l)
+    if (need) {
+      skipNext = unmet(need[1]!, check) ?? skipNext
+      continue
+    }
     if (l === '<!-- doctest: setup') {
       const end = lines.indexOf('-->', i)
-      page.sessions.push({ line: i + 1, hidden: true, steps: steps(lines.slice(i + 1, end)) })
+      if (skipNext !== undefined) page.skipped.push({ line: i + 1, reason: skipNext })
+      else page.sessions.push({ line: i + 1, hidden: true, steps: steps(lines.slice(i + 1, end)) })
+      skipNext = undefined
       i = end
       continue
     }
@@ -183,6 +233,8 @@ class Shell {
         w(out)
       }
     })
+    // A page that timed out has its bash killed: closing it then must not throw EPIPE.
+    this.#bash.stdin.on('error', () => {})
     this.#bash.stdin.write('exec 2>&1\n')
   }
 
@@ -199,8 +251,14 @@ class Shell {
         // Our mark's newline, then the command's own last one (a missing one is not told apart).
         resolve(out.replace(/\n$/, '').replace(/\n$/, ''))
       }
-      // The mark on a line of its own, with $? kept for the next command ("echo $?").
-      this.#bash.stdin.write(`${command}\n__s=$?; printf '\\n${Shell.MARK}\\n'; (exit $__s)\n`)
+      // Its stdin is /dev/null: bash's own is the pipe of the commands to
+      // come, which stays open, so a command that reads it (or passes it on,
+      // as `enter` does) would wait for ever. The group runs in this shell
+      // (cd, variables and functions stay); a comment alone cannot be one.
+      // The mark on a line of its own, with $? kept for the next command
+      // ("echo $?").
+      const line = /^\s*(#.*)?$/.test(command) ? command : `{ ${command}\n} </dev/null`
+      this.#bash.stdin.write(`${line}\n__s=$?; printf '\\n${Shell.MARK}\\n'; (exit $__s)\n`)
     })
   }
 
