@@ -241,6 +241,8 @@ const RESOURCE_FIELDS = ['memory', 'cpu', 'pids'] as const
 export const MIN_MEMORY_BYTES = 6 * 1024 * 1024
 /** The smallest CFS quota the kernel takes is 1 ms of a 100 ms period. */
 const MIN_CPU = 0.01
+/** The runtime's own init (a Go program, its threads) counts in a pids limit while it starts an app: below this it cannot. */
+export const MIN_PIDS = 8
 const MOUNT_FIELDS = ['volume', 'path', 'readOnly'] as const
 const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'isolation', 'network', 'userns', 'resources', 'apps', 'volumes'] as const
 
@@ -287,6 +289,8 @@ const checkResources = (c: Checker, v: unknown, at: string): void => {
   }
   if (v.pids !== undefined && !(Number.isSafeInteger(v.pids) && (v.pids as number) > 0)) {
     c.add(join(at, 'pids'), `must be a whole number above 0, not ${describe(v.pids)}`)
+  } else if (v.pids !== undefined && (v.pids as number) < MIN_PIDS) {
+    c.add(join(at, 'pids'), `${v.pids as number} is below the smallest limit, ${MIN_PIDS}: the runtime needs a few processes of its own to start an app`)
   }
 }
 

@@ -21,6 +21,11 @@ export const appRoot = (podPath: string, appName: string): string => path.join(p
 /** The PATH of an isolated app that sets none (podman's): the host's is not the pod's. */
 export const CONTAINER_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 
+/** The host's directories an isolated app sees, read-only, in its pod's root (CONTRACT §12); nothing else of the host. */
+export const HOST_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'] as const
+
+const below = (p: string, dir: string): boolean => p === dir || p.startsWith(`${dir.replace(/\/+$/, '')}/`)
+
 /** The environment an app runs with, as far as it is known before the pod runs (PATH decides its program). */
 export const appEnv = (app: App, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv => ({ ...base, ...(app.env ?? {}) })
 
@@ -40,7 +45,12 @@ export const execProblems = (m: PodManifest, base: NodeJS.ProcessEnv = process.e
     const cmd = a.exec[0]!
     // An isolated app starts with a PATH of its own, not podctl's, and may run a program from one of its volumes.
     const env = appEnv(a, isolated ? { PATH: CONTAINER_PATH } : base)
-    const inVolume = isolated && cmd.startsWith('/') && (a.mounts ?? []).some((mt) => cmd.startsWith(`${mt.path.replace(/\/+$/, '')}/`))
+    const inVolume = isolated && cmd.startsWith('/') && (a.mounts ?? []).some((mt) => below(cmd, mt.path))
+    // The pod's root holds the host's HOST_DIRS and the app's volumes, nothing else: a program elsewhere on the host is not there.
+    if (isolated && cmd.startsWith('/') && !inVolume && !HOST_DIRS.some((d) => below(cmd, d))) {
+      problems.push({ path: `apps[${i}].exec[0]`, problem: `${JSON.stringify(cmd)} is not in the pod's root, which holds the host's ${HOST_DIRS.join(', ')} and the app's volumes; mount its directory as a volume` })
+      return
+    }
     try {
       if (!inVolume) lookPath(cmd, undefined, env)
     } catch (er) {

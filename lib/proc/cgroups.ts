@@ -149,3 +149,28 @@ export const canMakeCgroups = (l: CgroupLayout = layout()): boolean => {
     return false
   }
 }
+
+/** Limits podctl writes itself: only where a runtime cannot (a pod's own cgroup on cgroup v2, above its containers'). */
+export interface CgroupLimits {
+  memoryBytes?: number
+  cpuQuotaUs?: number
+  cpuPeriodUs?: number
+  pids?: number
+}
+
+/**
+ * Writes `limits` into the v2 cgroup at `cgroupPath`, which a runtime made
+ * (with its controllers enabled) as the parent of a container's. Memory
+ * gets no swap beyond it, as the runtime's limits do.
+ */
+export const writeUnifiedLimits = (cgroupPath: string, limits: CgroupLimits, l: CgroupLayout = layout()): void => {
+  const dir = dirOf(l.v2, cgroupPath)
+  if (dir === undefined) throw new Error(`cgroup ${cgroupPath} is not reachable here`)
+  const write = (file: string, value: string): void => fs.writeFileSync(path.join(dir, file), value)
+  if (limits.memoryBytes !== undefined) {
+    write('memory.max', String(limits.memoryBytes))
+    write('memory.swap.max', '0')
+  }
+  if (limits.cpuQuotaUs !== undefined) write('cpu.max', `${limits.cpuQuotaUs} ${limits.cpuPeriodUs ?? 100000}`)
+  if (limits.pids !== undefined) write('pids.max', String(limits.pids))
+}

@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
+import { isatty } from 'node:tty'
 import path from 'node:path'
 import { PodctlError } from '../errors.js'
 import { writeFileAtomic } from '../fs/atomic.js'
@@ -62,6 +63,7 @@ export const enterPod = async (pod: Pod, manifest: PodManifest, command: readonl
     throw new PodctlError('EBADSTATE', `pod ${short} runs its apps as host processes: it has no namespaces to enter`, 'run a command beside them on the host instead; a pod with "isolation": "namespaces" can be entered')
   }
   if (command.length === 0) throw new PodctlError('EUSAGE', 'no command given', `usage: podctl enter ${short} [--app NAME] [-t] -- CMD [ARG...]`)
+  if (opts.tty && !isatty(0)) throw new PodctlError('EUSAGE', '-t gives the command a terminal, and standard input is not one', 'leave -t out in a script or a pipe')
   // Just after `run --detach` the apps may still be starting: enter once they run.
   if (!pod.record().ready_at) await waitReady(pod, { signal: AbortSignal.timeout(READY_WAIT_MS) }).catch(() => {})
   pod.refresh()

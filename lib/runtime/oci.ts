@@ -10,9 +10,9 @@ import { PodctlError } from '../errors.js'
 import type { AppUser } from '../pod/app-user.js'
 import { cpuCores, memoryBytes, networkOf, usernsOf, type App, type PodManifest, type Resources } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
-import { CONTAINER_PATH, appRoot } from '../pod/prepare.js'
+import { CONTAINER_PATH, HOST_DIRS, appRoot } from '../pod/prepare.js'
 import { effectiveCapabilities } from '../proc/capabilities.js'
-import { canMakeCgroups } from '../proc/cgroups.js'
+import { canMakeCgroups, cgroupLayout, writeUnifiedLimits } from '../proc/cgroups.js'
 import { normalizeMountPath } from '../volume/plan.js'
 import { defaultRegistry } from '../volume/plugins/index.js'
 import { allowTraverse } from '../fs/modes.js'
@@ -25,12 +25,9 @@ import { signalExitCode } from './host.js'
 import { OciPod, ROOTFS_DIR } from './oci-pod.js'
 import { findRuntime, type RuntimeRef } from './runtime.js'
 import { containersCommonProfile, ociSeccomp, userSeccomp } from './seccomp.js'
-import type { AppSpec, Bind, IdMap, PodSpec, ResourceLimits } from './spec.js'
+import { podCgroup, type AppSpec, type Bind, type IdMap, type PodSpec, type ResourceLimits } from './spec.js'
 import type { AppProcess, PodRuntime } from './types.js'
 import { privateIdRange } from './userns.js'
-
-/** The host's directories every isolated app sees, read-only (CONTRACT §12). */
-export const HOST_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'] as const
 
 
 /** Each of HOST_DIRS that this host has: a directory to bind, or a link to make the same. */
@@ -62,7 +59,16 @@ export const resourceLimits = (r: Resources | undefined): ResourceLimits | undef
 export const limitsRefused = (m: PodManifest, which: string): PodctlError | undefined => {
   if (m.resources === undefined && !m.apps.some((a) => a.resources !== undefined)) return undefined
   if (process.geteuid?.() === 0 || canMakeCgroups()) return undefined
-  return new PodctlError('EFAILED', `${which} has resource limits, and this user cannot make cgroups on this host`, 'run it as root, or on a host with cgroup v2 delegated to this user')
+  return new PodctlError('EFAILED', `${which} has resource limits, and this user cannot make cgroups on this host`, 'run it as root, or leave the limits out')
+}
+
+/** The processes of the pod's infra (its shell and the reader of its pipe), not counted in the pod's own limit. */
+const INFRA_PIDS = 2
+
+/** A pod's limits on its infra's cgroup, which holds its apps' cgroups: the infra's own processes come on top of what the apps may have. */
+const podLimits = (r: Resources | undefined): ResourceLimits | undefined => {
+  const l = resourceLimits(r)
+  return l?.pids !== undefined ? { ...l, pids: l.pids + INFRA_PIDS } : l
 }
 
 /** The ids of a pod without root: the invoking user is root in the pod's user namespace, and no one else is mapped. */
@@ -191,6 +197,7 @@ export class OciRuntime implements PodRuntime {
       cgroups,
       hostDirs: hostDirs(),
       privilegedApps: m.apps.some((a) => a.privileged === true),
+      ...(cgroups && cgroupLayout().mode === 'v2' ? { unified: true } : {}),
     }
     // The pod's root is reached as the range's root, which is nobody on the host.
     if (idMap && process.geteuid?.() === 0) allowTraverse(pathToPod(pod))
@@ -200,7 +207,16 @@ export class OciRuntime implements PodRuntime {
     for (const a of m.apps) {
       if (a.image !== undefined && !renders.has(a.image)) renders.set(a.image, await ensureRender(pod.dataDir, a.image, renderIds ? { idMap: renderIds } : {}))
     }
-    const oci = await OciPod.start({ dataDir: pod.dataDir, podDir: pod.path, uuid: pod.uuid, runtime }, spec, resourceLimits(m.resources))
+    const limits = podLimits(m.resources)
+    const oci = await OciPod.start({ dataDir: pod.dataDir, podDir: pod.path, uuid: pod.uuid, runtime }, spec, limits)
+    if (spec.unified && limits !== undefined) {
+      try {
+        writeUnifiedLimits(podCgroup(pod.uuid), { ...limits, ...(limits.cpuCores !== undefined ? { cpuQuotaUs: Math.round(limits.cpuCores * 100_000), cpuPeriodUs: 100_000 } : {}) })
+      } catch (er) {
+        await oci.close()
+        throw new PodctlError('EFAILED', `the limits of pod ${pod.uuid.slice(0, 8)} could not be set: ${(er as Error).message}`)
+      }
+    }
     return new OciRuntime(pod, manifest, oci, renders)
   }
 

@@ -10,17 +10,21 @@ import path from 'node:path'
 import { PodctlError } from '../errors.js'
 import { usernsOf, type PodManifest } from '../pod/manifest.js'
 import type { BeforeDelete, Pod } from '../pod/pod.js'
+import { HOST_DIRS } from '../pod/prepare.js'
 import { podMountsTeardown } from '../image/app-root.js'
 import type { PodRecord } from '../pod/record.js'
 import { tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { normalizeMountPath } from '../volume/plan.js'
-import { HOST_DIRS, limitsRefused } from './oci.js'
+import { limitsRefused } from './oci.js'
 import { BUNDLES_DIR, deletePodContainers } from './oci-pod.js'
 import { findRuntime, type RuntimeRef } from './runtime.js'
 import { containersCommonProfile, userSeccomp } from './seccomp.js'
 import { privateIdRange } from './userns.js'
 
 const under = (p: string, dir: string): boolean => p === dir || p.startsWith(`${dir}/`)
+
+/** The kernel's file systems in a pod's root (its /proc, /sys, /dev): no volume goes there. */
+const KERNEL_DIRS = ['/proc', '/sys', '/dev'] as const
 
 /**
  * Mount paths the pod's root cannot hold: the host's own directories are
@@ -32,6 +36,11 @@ export const mountPathProblems = (m: PodManifest): string[] => {
   m.apps.forEach((a, i) =>
     (a.mounts ?? []).forEach((mt, j) => {
       const p = normalizeMountPath(mt.path)
+      const kernel = KERNEL_DIRS.find((d) => under(p, d))
+      if (kernel !== undefined) {
+        problems.push(`apps[${i}].mounts[${j}].path: ${JSON.stringify(mt.path)} is in ${kernel}, which is the kernel's own in the pod; mount the volume elsewhere`)
+        return
+      }
       const host = HOST_DIRS.find((d) => under(p, d))
       if (host === undefined || p === host) {
         if (p === host) problems.push(`apps[${i}].mounts[${j}].path: ${JSON.stringify(mt.path)} is one of the host's directories the pod's root binds (${HOST_DIRS.join(', ')}); mount the volume below another path`)

@@ -43,6 +43,13 @@ export interface PodSpec {
   idMap?: IdMap
   /** Whether cgroups are made (a rootless runtime on cgroup v1 cannot). */
   cgroups: boolean
+  /**
+   * cgroup v2 only: a cgroup that has processes cannot hand controllers to
+   * its children, so the infra sits in a leaf of its own beside its apps,
+   * each app has a cgroup namespace of its own, and the pod's limits are
+   * written on the pod's cgroup by podctl (`writePodLimits`).
+   */
+  unified?: boolean
   /** The host's directories bound read-only into every app's root (and links, for those that are links on the host). */
   hostDirs: readonly { path: string; link?: string }[]
   /** An app of the pod is privileged: the pod's cgroup must let it have the host's devices. */
@@ -74,6 +81,8 @@ export interface AppSpec {
  * cgroup v1 directory holds files (`tasks`) that an app's name could be.
  */
 export const podCgroup = (uuid: string): string => `/podctl/${uuid}`
+/** The infra's cgroup: the pod's on cgroup v1, a leaf below it on v2 (see PodSpec.unified). */
+export const infraCgroup = (uuid: string, unified: boolean): string => (unified ? `${podCgroup(uuid)}/infra` : podCgroup(uuid))
 export const appCgroup = (uuid: string, app: string): string => `${podCgroup(uuid)}/app-${app}`
 
 /** What podman masks and makes read-only in /proc and /sys (CONTRACT §12). */
@@ -180,7 +189,7 @@ export const infraConfig = (pod: PodSpec, resources: ResourceLimits | undefined)
       ...(pod.idMap ? [{ type: 'user' }] : []),
     ],
     ...idMappings(pod.idMap),
-    ...(pod.cgroups ? { cgroupsPath: podCgroup(pod.uuid), resources: linuxResources(resources, pod.privilegedApps) } : {}),
+    ...(pod.cgroups ? { cgroupsPath: infraCgroup(pod.uuid, pod.unified === true), resources: linuxResources(pod.unified ? undefined : resources, pod.privilegedApps) } : {}),
     maskedPaths: MASKED_PATHS,
     readonlyPaths: READONLY_PATHS,
   },
@@ -217,7 +226,7 @@ export const appConfig = (pod: PodSpec, app: AppSpec, infraPid: number): Record<
         join('ipc'),
         join('uts'),
         { type: 'mount' },
-        ...(pod.cgroups ? [join('cgroup')] : []),
+        ...(pod.cgroups ? [pod.unified ? { type: 'cgroup' } : join('cgroup')] : []),
         ...(pod.network === 'none' ? [join('network')] : []),
         ...(pod.idMap ? [join('user')] : []),
       ],

@@ -345,3 +345,20 @@ for (const remover of ['gc', 'rm'] as const) {
     for (const c of ['memory', 'pids']) t.notOk(fs.existsSync(cgroupDir(c, uuid)), `the pod's ${c} cgroup is gone`)
   })
 }
+
+t.test('prepare refuses what an isolated pod cannot have: a mount in /proc, /sys or /dev, a program outside its root', async (t) => {
+  if (missing !== undefined) return t.plan(0, `this machine cannot isolate pods: ${missing}`)
+  const dir = dataDir(t)
+  for (const where of ['/proc/x', '/sys/y', '/dev/z']) {
+    const m = isolatedManifest([{ name: 'a', exec: ['true'], mounts: [{ volume: 'v', path: where }] }], { volumes: [{ name: 'v', kind: 'empty' }] })
+    const r = podctl(dir, ['prepare', '--manifest', '-'], { input: JSON.stringify(m) })
+    t.equal(r.status, 2, `${where}: exit 2`)
+    t.match(r.stderr, /is the kernel's own in the pod/)
+  }
+  const prog = path.join(path.dirname(dir), 'mytrue')
+  fs.copyFileSync('/bin/true', prog)
+  const outside = podctl(dir, ['prepare', '--isolation', 'namespaces', '--', prog])
+  t.equal(outside.status, 2, 'a program the pod does not see: exit 2')
+  t.match(outside.stderr, /is not in the pod's root/)
+  t.equal(podctl(dir, ['prepare', '--', prog]).status, 0, 'as a host process it is fine')
+})

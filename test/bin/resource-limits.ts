@@ -103,9 +103,10 @@ t.test('--pids-limit 64 bounds a fork loop: forks fail, and the pod never holds 
   const logs = podctl(dir, ['logs', uuid]).stdout
   t.match(logs, /Cannot fork/i, 'the shell could not fork')
   t.match(logs, /^loop=2$/m, 'and the loop failed')
-  t.equal(cgroupNumber('pids', uuid, 'pids.max'), 64, "the pod's cgroup has the limit")
+  // The pod's cgroup holds its infra too (a shell and the reader of its pipe), on top of the apps' 64.
+  t.equal(cgroupNumber('pids', uuid, 'pids.max'), 64 + 2, "the pod's cgroup has the limit, and room for its infra's two processes")
   const current = cgroupNumber('pids', uuid, 'pids.current')
-  t.ok(current <= 64, `the kernel counts at most 64 tasks in the pod (${current})`)
+  t.ok(current - 2 <= 64, `the kernel counts at most 64 tasks in the pod's apps (${current - 2})`)
   const seen = processesOfPod(uuid).length
   t.ok(seen <= 64, `the host sees at most 64 processes of the pod (${seen})`)
   t.ok(seen >= 50, `and the loop did get up to the limit, well past a handful (${seen} of 200 asked)`)
@@ -188,7 +189,7 @@ t.test('rootless: where the user cannot make cgroups (cgroup v1), a pod with lim
     t.match(appOf(statusJson(dir, fs.readFileSync(path.join(dir, '..', 'uuid'), 'utf8').trim(), who.opts), 'sh'), { exit_code: 137, reason: 'oom-killed' })
     return
   }
-  const says = /^podctl: .*has resource limits, and this user cannot make cgroups on this host\nrun it as root, or on a host with cgroup v2 delegated to this user\n/
+  const says = /^podctl: .*has resource limits, and this user cannot make cgroups on this host\nrun it as root, or leave the limits out\n/
   const prepare = podctl(dir, ['prepare', '--isolation', 'namespaces', '--memory', '32Mi', '--', 'true'], who.opts)
   t.equal(prepare.status, 1, 'prepare: exit 1, as for any pod this host cannot isolate (CONTRACT §9)')
   t.match(prepare.stderr, says)

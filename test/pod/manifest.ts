@@ -51,7 +51,7 @@ t.test('not an object', async (t) => {
 t.test('unknown fields are errors at every level', async (t) => {
   problems(t, man({ extra: 1 }), [['extra', 'unknown field (allowed: apiVersion, name, labels, annotations, mutable, isolation, network, userns, resources, apps, volumes)']], 'top level')
   problems(t, man({ 'a b': 1 }), [['["a b"]', /^unknown field/]], 'a key that is not an identifier is quoted')
-  problems(t, man({ apps: [app({ image: 'x' })] }), [['apps[0].image', 'unknown field (allowed: name, type, exec, env, workingDirectory, mounts, user, group, capabilities, readOnlyRootFilesystem, seccomp, privileged, resources)']], 'app')
+  problems(t, man({ apps: [app({ restart: 'always' })] }), [['apps[0].restart', 'unknown field (allowed: name, type, image, entrypoint, exec, env, workingDirectory, mounts, user, group, capabilities, readOnlyRootFilesystem, seccomp, privileged, resources)']], 'app')
   problems(
     t,
     man({ volumes: [vol({ kind: 'empty' })], apps: [app({ mounts: [{ volume: 'data', path: '/d', rw: true }] })] }),
@@ -135,6 +135,7 @@ t.test('containers (CONTRACT §12): resources, capabilities, seccomp, privileged
   problems(t, iso({ resources: { cpu: '-1' } }), [['resources.cpu', 'must be a number of cores such as "0.5" or "2", not string "-1"']])
   problems(t, iso({ resources: { cpu: 0.001 } }), [['resources.cpu', '0.001 is below the smallest share, 0.01 of a core']])
   problems(t, iso({ resources: { pids: 0 } }), [['resources.pids', 'must be a whole number above 0, not number 0']])
+  problems(t, iso({ resources: { pids: 4 } }), [['resources.pids', '4 is below the smallest limit, 8: the runtime needs a few processes of its own to start an app']])
   problems(t, iso({ resources: { disk: '1G' } }), [['resources.disk', 'unknown field (allowed: memory, cpu, pids)']])
   problems(t, iso({ userns: 'auto' }), [['userns', 'must be "host" or "private", not string "auto"']])
   problems(t, iso({}, { capabilities: { add: ['NET_MAGIC'] } }), [['apps[0].capabilities.add[0]', /^"NET_MAGIC" is not a capability/]], 'an unknown capability')

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { PodctlError } from '../../errors.js'
 import { dataDirExists } from '../../pod/layout.js'
 import { podFromUUIDString, type Pod } from '../../pod/pod.js'
+import { waitReady } from '../../pod/wait.js'
 import { Include, listPods } from '../../pod/walk.js'
 import { sampleStats, type AppStats, type CpuMarks } from '../../runtime/stats.js'
 import type { StatsCommandOptions } from '../commands/stats.js'
@@ -31,13 +32,20 @@ const podsOf = (dataDir: string, uuids: string[]): Pod[] => {
   })
 }
 
+/** How long stats waits for a named pod's apps to start (just after run --detach) before it samples. */
+const READY_WAIT_MS = 10_000
+
+const byCreation = (a: Pod, b: Pod): number => (a.record().created_at ?? '').localeCompare(b.record().created_at ?? '') || a.uuid.localeCompare(b.uuid)
+
 /** One sample in a pipe, with --no-stream or as JSON; on a terminal, a new one every second until Ctrl-C. */
 export const stats = async (ctx: Context, dataDir: string, uuids: string[], opts: StatsCommandOptions): Promise<void> => {
   const marks: CpuMarks = new Map()
+  // A pod named just after `run --detach` may still be starting its apps: sample once they run.
+  for (const p of podsOf(dataDir, uuids)) if (uuids.length > 0 && !p.record().ready_at) await waitReady(p, { signal: AbortSignal.timeout(READY_WAIT_MS) }).catch(() => {})
   const sample = (): AppStats[] => {
     const pods = podsOf(dataDir, uuids)
     for (const p of pods) p.refresh()
-    return sampleStats(pods, marks)
+    return sampleStats(pods.sort(byCreation), marks)
   }
   if (isJson(opts.format)) {
     ctx.io.out(toJson(sample(), opts.format))

@@ -21,7 +21,7 @@ export const enter: CommandSpec = {
       .option('-t, --tty', 'give the command a terminal')
       .addHelpText('after', '\nExamples:\n  $ podctl enter 8c3b1f0e -- ps\n  $ podctl enter 8c3b1f0e --app web -t -- sh')
       .action(async (uuid: string, command: string[], opts: EnterCommandOptions, self: Command) =>
-        (await import('../actions/enter.js')).enter(ctx, dataDirOf(self, 'read'), uuid, command, opts),
+        (await import('../actions/enter.js')).enter(ctx, dataDirOf(self, 'write'), uuid, command, opts),
       )
   },
 }
