@@ -12,7 +12,11 @@ import { cpuCores, memoryBytes, networkOf, usernsOf, type App, type PodManifest,
 import type { Pod } from '../pod/pod.js'
 import { CONTAINER_PATH, HOST_DIRS, appRoot } from '../pod/prepare.js'
 import { effectiveCapabilities } from '../proc/capabilities.js'
+import type { ChildProcess } from 'node:child_process'
+import { podEnvMark } from '../pod/reap.js'
 import { canMakeCgroups, cgroupLayout, writeUnifiedLimits } from '../proc/cgroups.js'
+import { killMarked } from '../proc/escaped.js'
+import { procStart, sameProcess } from '../proc/identity.js'
 import { normalizeMountPath } from '../volume/plan.js'
 import { defaultRegistry } from '../volume/plugins/index.js'
 import { allowTraverse } from '../fs/modes.js'
@@ -61,6 +65,9 @@ export const limitsRefused = (m: PodManifest, which: string): PodctlError | unde
   if (process.geteuid?.() === 0 || canMakeCgroups()) return undefined
   return new PodctlError('EFAILED', `${which} has resource limits, and this user cannot make cgroups on this host`, 'run it as root, or leave the limits out')
 }
+
+/** How often an app without a cgroup is looked at, to end what it left behind once it ends. */
+const ORPHAN_WATCH_MS = 200
 
 /** The processes of the pod's infra (its shell and the reader of its pipe), not counted in the pod's own limit. */
 const INFRA_PIDS = 2
@@ -265,6 +272,7 @@ export class OciRuntime implements PodRuntime {
       }
     }
     const started = this.#oci.startApp(appSpec, spec.cgroups && memoryLimited(m, app))
+    if (!spec.cgroups) void started.running.then((pid) => this.#endOrphansWith(pid, app.name, started.child), () => {})
     const dir = appRoot(this.#pod.path, app.name)
     return {
       ...started,
@@ -276,6 +284,22 @@ export class OciRuntime implements PodRuntime {
         return end
       },
     }
+  }
+
+  /**
+   * Without a cgroup (a rootless pod on cgroup v1) the runtime cannot find
+   * what an app left behind, and waits on it after the app's first
+   * process has ended, for as long as it lives. So podctl watches that
+   * process, and when it is gone ends what carries the app's mark.
+   */
+  #endOrphansWith(pid: number, app: string, runtime: ChildProcess): void {
+    const start = procStart(pid) ?? null
+    const timer = setInterval(() => {
+      if (sameProcess(pid, start)) return
+      clearInterval(timer)
+      killMarked([podEnvMark(this.#pod.uuid), `PODCTL_APP_NAME=${app}`], { startedSince: start })
+    }, ORPHAN_WATCH_MS)
+    runtime.once('exit', () => clearInterval(timer))
   }
 
   /** An image app's root (an overlay of its image's render, or a copy) and its user, looked up in the image. Throws spawn-like. */

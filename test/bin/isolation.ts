@@ -226,6 +226,24 @@ for (const who of [root, other]) {
       t.ok(result.versions > 3, `and it saw versions go by (${result.versions})`)
     })
 
+    t.test('what an app leaves behind goes when it ends, and the pod ends with its other app', async (t) => {
+      const dir = dataDirFor(t, who)
+      const m = manifestFile(path.dirname(dir), {
+        apiVersion: 'podctl/v1',
+        isolation: 'namespaces',
+        apps: [
+          { name: 'leaver', exec: ['sh', '-c', 'sleep 301 & echo left'] },
+          { name: 'stayer', exec: ['sh', '-c', 'sleep 2; for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null | tr "\\0" " "; echo; done | grep -c "^sleep 301" || true'] },
+        ],
+      })
+      fs.chmodSync(path.dirname(dir), 0o755)
+      const r = run(dir, ['run', '--manifest', m])
+      t.equal(r.status, 0, r.stderr)
+      t.match(r.stdout, /^\[stayer\] 0$/m, "the leaver's sleep was gone once the leaver had ended (the other app looked)")
+      const uuid = JSON.parse(run(dir, ['list', '--format', 'json']).stdout)[0].uuid as string
+      t.same(podProcesses(dir, uuid), [], 'and nothing of the pod is left on the host')
+    })
+
     t.test('SIGKILL of the supervisor leaves no process of the pod', async (t) => {
       const dir = dataDirFor(t, who)
       const up = run(dir, ['run', '--detach', '--isolation', 'namespaces', '--', 'sh', '-c', 'sleep 300 & setsid sleep 301 & (trap "" TERM HUP; sleep 302) & sleep 303'])
