@@ -14,6 +14,15 @@
 //    nothing, whatever its size).
 // 4. Disk of 100 app roots of one image (overlays, as root) against one
 //    render (target ≤ 1.1 × one render plus their uppers).
+// 5. The second pod of an image renders nothing: `podctl run --image X --
+//    /bin/true` for the 10 MB and the ~500 MB image, both rendered at
+//    import, interleaved, medians (target: within 10 % of each other).
+//    Both images carry a static busybox (its /bin/true) in a layer of
+//    their own; without busybox on this machine, skipped.
+// 6. Disk of 100 pods of the ~500 MB image, each run to its end with
+//    `run --image X -- /bin/true` (as root: overlays): the render and the
+//    pods' directories (uppers, bundles, records, logs) against one
+//    render plus their uppers (target ≤ 1.1 ×).
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
 import fs from 'node:fs'
@@ -114,6 +123,21 @@ const peakRss = (args) =>
 
 const du = (p) => Number(spawnSync('du', ['-sxB1', p], { encoding: 'utf8' }).stdout.split('\t')[0])
 
+/** A layer holding a static busybox as /bin/busybox and /bin/true, so that a pod of the image has a program to run; undefined without busybox here. */
+const busyboxLayer = (dir) => {
+  const found = spawnSync('sh', ['-c', 'command -v busybox'], { encoding: 'utf8' }).stdout.trim()
+  if (!found) return undefined
+  const tree = path.join(dir, 'busybox-tree')
+  fs.mkdirSync(path.join(tree, 'bin'), { recursive: true })
+  fs.copyFileSync(fs.realpathSync(found), path.join(tree, 'bin', 'busybox'))
+  fs.chmodSync(path.join(tree, 'bin', 'busybox'), 0o755)
+  fs.symlinkSync('busybox', path.join(tree, 'bin', 'true'))
+  const out = path.join(dir, 'busybox.tar.gz')
+  spawnSync('sh', ['-c', `tar --format=pax -C ${tree} -cf - bin | gzip -6 > ${out}`])
+  fs.rmSync(tree, { recursive: true, force: true })
+  return out
+}
+
 export const measureImages = async ({ reps = 3, log = (s) => process.stderr.write(`bench: ${s}\n`) } = {}) => {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'podctl-bench-images-'))
   const out = {}
@@ -161,7 +185,8 @@ export const measureImages = async ({ reps = 3, log = (s) => process.stderr.writ
     fs.rmSync(path.join(work, 'tar'), { recursive: true, force: true })
 
     // 2. ~500 MB: peak memory of import + render.
-    const big = layout(path.join(work, 'layout500'), [...hundredLayers, randomLayer(work, 400, 'random')])
+    const bin = busyboxLayer(work)
+    const big = layout(path.join(work, 'layout500'), [...hundredLayers, randomLayer(work, 400, 'random'), ...(bin ? [bin] : [])])
     const bigDir = fresh('data500')
     out.big_image_mb = round(big.compressed / MB, 1)
     out.peak_rss_mb = round((await peakRss(['--dir', bigDir, 'image', 'import', `oci:${big.dir}`, '--name', 'big'])) / MB, 1)
@@ -170,7 +195,8 @@ export const measureImages = async ({ reps = 3, log = (s) => process.stderr.writ
 
     // 3. A render found again costs the same for a small and a large image.
     const { ensureRender } = await import(pathToFileURL(path.resolve(here, '..', 'dist/lib/image/render.js')).href)
-    const small = layout(path.join(work, 'layout10'), [randomLayer(work, 8, 'small')])
+    const small = layout(path.join(work, 'layout10'), [randomLayer(work, 8, 'small'), ...(bin ? [bin] : [])])
+    out.small_image_mb = round(small.compressed / MB, 1)
     const smallDir = path.join(work, 'data500')
     spawnSync(process.execPath, [BIN, '--dir', smallDir, 'image', 'import', `oci:${small.dir}`, '--name', 'small'], { env: childEnv })
     const lookup = async (digest) => {
@@ -185,6 +211,30 @@ export const measureImages = async ({ reps = 3, log = (s) => process.stderr.writ
     out.render_found_small_ms = await lookup(small.digest)
     out.render_found_big_ms = await lookup(big.digest)
     log(`images: a render found again: ${out.render_found_small_ms} ms for a 10 MB image, ${out.render_found_big_ms} ms for the ${out.big_image_mb} MB one`)
+
+    // 5. run --image X -- /bin/true once X is rendered: the same time for both sizes.
+    if (bin === undefined) log('images: run --image: skipped (no busybox here to give the images a /bin/true)')
+    else {
+      const runOnce = (name) => {
+        const r = timeSpawn(process.execPath, [BIN, '--dir', smallDir, 'run', '--image', name, '--', '/bin/true'])
+        if (r.status !== 0) throw new Error(`run --image ${name} -- /bin/true exited ${r.status}: ${r.stderr.slice(0, 500)}`)
+        return r.ms
+      }
+      const runReps = Math.max(11, reps * 4 + 1)
+      const smallMs = []
+      const bigMs = []
+      runOnce('small')
+      runOnce('big')
+      for (let i = 0; i < runReps; i++) {
+        const order = i % 2 === 0 ? ['small', 'big'] : ['big', 'small']
+        for (const n of order) (n === 'small' ? smallMs : bigMs).push(runOnce(n))
+      }
+      out.run_reps = runReps
+      out.run_small_ms = round(median(smallMs))
+      out.run_big_ms = round(median(bigMs))
+      out.run_ratio = round(median(bigMs) / median(smallMs), 3)
+      log(`images: run --image X -- /bin/true, rendered: ${out.run_small_ms} ms for the ${out.small_image_mb} MB image, ${out.run_big_ms} ms for the ${out.big_image_mb} MB one: ${out.run_ratio}× (target within 10 %; medians of ${runReps}, interleaved)`)
+    }
 
     // 4. 100 app roots of one image: overlays share the render.
     if (process.getuid?.() === 0) {
@@ -212,6 +262,28 @@ export const measureImages = async ({ reps = 3, log = (s) => process.stderr.writ
         for (const d of made) tearDownAppRoot(d)
       }
     } else log('images: 100 app roots: skipped (overlays need root)')
+
+    // 6. 100 pods of the big image, each run to its end: one render, and what each pod keeps.
+    if (process.getuid?.() === 0 && bin !== undefined) {
+      const runDir = path.join(bigDir, 'pods', 'run')
+      const before = new Set(fs.readdirSync(runDir))
+      const renderPath = path.join(bigDir, 'images', 'renders', big.digest.slice('sha256:'.length))
+      const one = du(renderPath)
+      for (let i = 0; i < 100; i++) {
+        const r = spawnSync(process.execPath, [BIN, '--dir', bigDir, 'run', '--image', 'big', '--', '/bin/true'], { env: childEnv, encoding: 'utf8' })
+        if (r.status !== 0) throw new Error(`run --image big exited ${r.status}: ${r.stderr.slice(0, 500)}`)
+      }
+      const podDirs = fs.readdirSync(runDir).filter((u) => !before.has(u)).map((u) => path.join(runDir, u))
+      const app = (d) => path.join(d, 'apps', 'big')
+      const uppers = podDirs.reduce((n, d) => n + du(path.join(app(d), 'upper')) + du(path.join(app(d), 'work')), 0)
+      const kinds = new Set(podDirs.map((d) => JSON.parse(fs.readFileSync(path.join(d, 'pod.json'), 'utf8')).apps[0].rootfs))
+      const all = du(renderPath) + podDirs.reduce((n, d) => n + du(d), 0)
+      out.pods_100 = podDirs.length
+      out.pods_100_disk_mb = round(all / MB, 1)
+      out.pods_100_uppers_mb = round(uppers / MB, 2)
+      out.pods_100_ratio = round(all / (one + uppers), 3)
+      log(`images: ${podDirs.length} pods of the ${out.big_image_mb} MB image (rootfs ${[...kinds].join(',')}): ${out.pods_100_disk_mb} MB on disk (the render after them and the pods' directories), one render ${round(one / MB, 1)} MB + uppers ${out.pods_100_uppers_mb} MB: ${out.pods_100_ratio}× (target ≤ 1.1)`)
+    } else log('images: 100 pods: skipped (overlays need root; the pods need busybox)')
     return out
   } finally {
     spawnSync('sh', ['-c', `grep -o ' ${work}[^ ]*' /proc/self/mountinfo | xargs -r -n1 umount -l`])

@@ -190,5 +190,5 @@ export const addPodInputOptions = (cmd: Command): Command =>
     .option('--cpus <cores>', 'with -- CMD and --isolation namespaces: CPU limit, in cores (0.5, 2)')
     .addOption(new Option('--pids-limit <n>', 'with -- CMD and --isolation namespaces: most processes at once').argParser(count('--pids-limit', 1)))
     .option('--image <name>', "a one-app pod from this image (NAME[:TAG] or a digest); after -- the arguments that replace its Cmd")
-    .option('--entrypoint <cmd>', "with --image: the program in the place of the image's Entrypoint")
+    .option('--entrypoint <cmd>', "with --image: the program in the place of the image's Entrypoint (a JSON array for a program with arguments; '' for none)")
     .argument('[command...]', 'after --: the program and arguments of a one-app pod')

@@ -19,6 +19,22 @@ export const appNameFor = (cmd: string): string => {
 /** An app name from an image name: "registry.example/team/web:1.2" → "web". */
 const appNameForImage = (image: string): string => (image.startsWith('sha256:') ? 'app' : appNameFor(image.replace(/@.*$/, '').replace(/:[^/]*$/, '')))
 
+/**
+ * --entrypoint as podman reads it: a JSON array of strings is the program
+ * and its arguments (`'["/bin/sh","-c"]'`), anything else one program.
+ */
+const entrypointOf = (spec: string): string[] => {
+  if (spec.startsWith('[')) {
+    try {
+      const v: unknown = JSON.parse(spec)
+      if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string')) return v as string[]
+    } catch {
+      // not JSON: a program whose name starts with [
+    }
+  }
+  return [spec]
+}
+
 /** The app fields of --user USER[:GROUP]. */
 const userOf = (spec: string | undefined): Pick<App, 'user' | 'group'> => {
   if (spec === undefined) return {}
@@ -98,7 +114,7 @@ export const manifestFromInputs = (
         {
           name: appNameForImage(opts.image),
           image: opts.image,
-          ...(opts.entrypoint !== undefined ? { entrypoint: [opts.entrypoint] } : {}),
+          ...(opts.entrypoint !== undefined ? { entrypoint: entrypointOf(opts.entrypoint) } : {}),
           ...(command.length > 0 ? { exec: command } : {}),
           ...userOf(opts.user),
         } as App,

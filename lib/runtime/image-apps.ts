@@ -39,7 +39,8 @@ const userOf = (spec: string | undefined): Pick<App, 'user' | 'group'> => {
 const withImage = (dataDir: string, app: App): { app: App; image: ImageOfApp } => {
   const found = lookupImage(dataDir, app.image!)
   const config = readImageConfig(dataDir, found.record.config).config ?? {}
-  const entrypoint = app.entrypoint ?? config.Entrypoint ?? []
+  // podman: an entrypoint of one empty string (--entrypoint '') clears the image's.
+  const entrypoint = app.entrypoint?.length === 1 && app.entrypoint[0] === '' ? [] : (app.entrypoint ?? config.Entrypoint ?? [])
   // podman: --entrypoint drops the image's Cmd too; `exec` replaces it.
   const cmd = app.exec ?? (app.entrypoint === undefined ? config.Cmd ?? [] : [])
   const exec = [...entrypoint, ...cmd]

@@ -36,7 +36,8 @@ export const imageUser = (rootfs: string, user: string | undefined, group: strin
   if (user !== undefined) {
     const e = entries(rootfs, 'passwd').find((f) => f.length >= 4 && (NUMERIC.test(user) ? f[2] === user : f[0] === user))
     if (e) out = { uid: Number(e[2]), gid: Number(e[3]), name: e[0]!, ...(e[5] ? { home: e[5] } : {}) }
-    else if (NUMERIC.test(user)) out = { uid: Number(user), gid: Number(user), home: '/' }
+    // A uid the image does not list gets group 0, as podman and runc give it.
+    else if (NUMERIC.test(user)) out = { uid: Number(user), gid: 0, home: '/' }
     else throw new Error(`no user named ${JSON.stringify(user)} in the image's /etc/passwd`)
   }
   if (group !== undefined) {

@@ -137,7 +137,12 @@ const volumeBinds = (app: App, sources: ReadonlyMap<string, { source: string; re
     })
     .sort((a, b) => a.target.split('/').length - b.target.split('/').length)
 
-const cannotStart = (message: string): NodeJS.ErrnoException => Object.assign(new Error(message), { code: 'EACCES' })
+/**
+ * An app that cannot start for a reason of its image (exit 126). No errno
+ * code: one such as EACCES would add the hint about the data dir's
+ * permissions, which has nothing to do with it.
+ */
+const cannotStart = (message: string): NodeJS.ErrnoException => new Error(message)
 
 /** The environment of an isolated app: podman's few defaults, the app's own, podctl's. */
 const appEnv = (pod: Pod, app: App, root: string, user: AppUser | undefined, hostname: string): Record<string, string> => ({

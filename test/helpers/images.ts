@@ -36,13 +36,30 @@ export interface BuiltImage {
   tag: string
 }
 
+/** The config the busybox test image has unless `config` says otherwise (umoci config's flags). */
+export const DEFAULT_CONFIG = ['--config.entrypoint', '/bin/sh', '--config.cmd', '-c', '--config.cmd', 'cat /etc/os-release', '--config.env', 'PATH=/bin', '--config.env', 'GREETING=hello', '--config.workingdir', '/srv', '--config.user', '0:0', '--config.label', 'team=infra']
+
+export interface BusyboxImageOptions {
+  tag?: string
+  extraMB?: number
+  /** More files of the image (path below its root: content), written before it is packed. */
+  files?: Record<string, string>
+  /** Symbolic links of the image (path below its root: target), made as they are, wherever they point. */
+  symlinks?: Record<string, string>
+  /** umoci config's flags in the place of DEFAULT_CONFIG. */
+  config?: string[]
+}
+
+/** The busybox applets the test image links to. */
+const APPLETS = ['sh', 'cat', 'ls', 'echo', 'true', 'id', 'stat', 'pwd', 'env', 'sleep', 'touch', 'rm', 'grep', 'mkdir']
+
 /**
  * An OCI layout at `dir` holding `tag`: busybox with a few links, a
  * /etc/os-release, a file in /srv, and a config (entrypoint, cmd, env,
  * working dir, user, label), built the way a user builds one with umoci.
  * `extraMB` adds a file of that many MiB of incompressible bytes.
  */
-export const buildBusyboxImage = (dir: string, opts: { tag?: string; extraMB?: number } = {}): BuiltImage => {
+export const buildBusyboxImage = (dir: string, opts: BusyboxImageOptions = {}): BuiltImage => {
   const tag = opts.tag ?? 'test'
   const layout = path.join(dir, 'layout')
   const bundle = path.join(dir, 'bundle')
@@ -54,14 +71,23 @@ export const buildBusyboxImage = (dir: string, opts: { tag?: string; extraMB?: n
   fs.chmodSync(path.join(root, 'tmp'), 0o1777)
   fs.copyFileSync(BUSYBOX, path.join(root, 'bin/busybox'))
   fs.chmodSync(path.join(root, 'bin/busybox'), 0o755)
-  for (const l of ['sh', 'cat', 'ls', 'echo', 'true', 'id', 'stat']) fs.symlinkSync('busybox', path.join(root, 'bin', l))
+  for (const l of APPLETS) fs.symlinkSync('busybox', path.join(root, 'bin', l))
   fs.writeFileSync(path.join(root, 'etc/os-release'), OS_RELEASE)
   fs.writeFileSync(path.join(root, 'srv/data'), 'data\n', { mode: 0o640 })
   fs.chownSync(path.join(root, 'srv/data'), 1000, 1000)
   fs.linkSync(path.join(root, 'srv/data'), path.join(root, 'srv/hardlink'))
   if (opts.extraMB) fs.writeFileSync(path.join(root, 'srv/blob'), randomBytes(opts.extraMB * 1024 * 1024))
+  for (const [rel, content] of Object.entries(opts.files ?? {})) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
+    fs.writeFileSync(path.join(root, rel), content)
+  }
+  for (const [rel, target] of Object.entries(opts.symlinks ?? {})) {
+    fs.rmSync(path.join(root, rel), { recursive: true, force: true })
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
+    fs.symlinkSync(target, path.join(root, rel))
+  }
   run('umoci', ['repack', '--image', `${layout}:${tag}`, bundle])
-  run('umoci', ['config', '--image', `${layout}:${tag}`, '--config.entrypoint', '/bin/sh', '--config.cmd', '-c', '--config.cmd', 'cat /etc/os-release', '--config.env', 'PATH=/bin', '--config.env', 'GREETING=hello', '--config.workingdir', '/srv', '--config.user', '0:0', '--config.label', 'team=infra'])
+  run('umoci', ['config', '--image', `${layout}:${tag}`, ...(opts.config ?? DEFAULT_CONFIG)])
   run('umoci', ['gc', '--layout', layout])
   fs.rmSync(bundle, { recursive: true, force: true })
   return { layout, tag }
@@ -260,3 +286,38 @@ export const treeOf = (root: string): string[] => {
   walk('')
   return out.sort()
 }
+
+// ---- what the run side leaves on the host ----------------------------------
+
+/** Mount points of overlay file systems at or below `dir` (from /proc/self/mountinfo, octal escapes undone). */
+export const overlaysUnder = (dir: string): string[] => {
+  const real = fs.realpathSync(dir)
+  return fs
+    .readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' - '))
+    .filter(([, fsPart]) => fsPart?.startsWith('overlay '))
+    .map(([head]) => head!.split(' ')[4]!.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
+    .filter((p) => p === real || p.startsWith(`${real}/`))
+}
+
+/** Takes down every overlay below `dir` (a test's teardown, after a failure left one). */
+export const detachOverlaysUnder = (dir: string): void => {
+  if (!fs.existsSync(dir)) return
+  for (const p of overlaysUnder(dir).reverse()) spawnSync('umount', ['-l', p])
+}
+
+/** The names in `<data>/images/renders/`. */
+export const renderKeys = (dataDir: string): string[] => {
+  const d = path.join(dataDir, 'images', 'renders')
+  return fs.existsSync(d) ? fs.readdirSync(d).sort() : []
+}
+
+/** Every path below `root` with what it is and holds (owner, mode, a digest of a file's bytes, a link's target): to see that a tree did not change. */
+export const treeState = (root: string): string[] =>
+  treeOf(root).map((line) => {
+    const rel = line.slice(2).replace(/ -> .*$/, '')
+    const st = fs.lstatSync(path.join(root, rel))
+    const bytes = st.isFile() ? ` ${createHash('sha256').update(fs.readFileSync(path.join(root, rel))).digest('hex').slice(0, 16)}` : ''
+    return `${line} ${st.uid}:${st.gid} ${(st.mode & 0o7777).toString(8)} ${st.mtimeMs}${bytes}`
+  })
