@@ -36,7 +36,7 @@ const create = (dataDir: string, asked: PodManifest, opts: NewPodOptions, finish
   withPodFleet(asked, opts.claims, async (fleet) => {
     if (opts.uuidFileSave !== undefined) checkUUIDFileSave(opts.uuidFileSave)
     // Apps from images: their digests and the images' defaults, in the manifest the pod keeps.
-    const { manifest, images } = resolveImageApps(dataDir, asked)
+    const { manifest, images } = await resolveImageApps(dataDir, asked)
     const runtime = isolationOf(manifest) === 'namespaces' ? checkIsolatedPod(manifest, opts.runtime) : undefined
     if (manifest.volumes?.length) {
       checkVolumeSources(dataDir, manifest, fleet ? await fleetClaimsOf(fleet, manifest) : undefined)

@@ -10,7 +10,9 @@ import { PodctlError } from '../errors.js'
 import { readIndex, withStoreLock } from '../image/index-file.js'
 import { lookupImage } from '../image/store.js'
 import { readImageConfig } from '../image/view.js'
+import { ensureRender } from '../image/render.js'
 import type { App, PodManifest } from '../pod/manifest.js'
+import { imageUser } from './image-user.js'
 
 /** What prepare learnt of an image app: the image's digest, and the name it was given by, if any. */
 export interface ImageOfApp {
@@ -67,16 +69,37 @@ const withImage = (dataDir: string, app: App): { app: App; image: ImageOfApp } =
  * manifest as it was when it has none. ENOIMAGE (exit 3) for an image the
  * store does not have.
  */
-export const resolveImageApps = (dataDir: string, m: PodManifest): { manifest: PodManifest; images: Map<string, ImageOfApp> } => {
+export const resolveImageApps = async (dataDir: string, m: PodManifest): Promise<{ manifest: PodManifest; images: Map<string, ImageOfApp> }> => {
   const images = new Map<string, ImageOfApp>()
   if (!m.apps.some((a) => a.image !== undefined)) return { manifest: m, images }
-  const apps = m.apps.map((a) => {
-    if (a.image === undefined) return a
+  const apps: App[] = []
+  for (const a of m.apps) {
+    if (a.image === undefined) {
+      apps.push(a)
+      continue
+    }
     const r = withImage(dataDir, a)
     images.set(a.name, r.image)
-    return r.app
-  })
+    apps.push(await withNumericUser(dataDir, r.app, a.image))
+  }
   return { manifest: { ...m, isolation: 'namespaces', apps }, images }
+}
+
+/**
+ * An image app's user and group as numbers, looked up in the image's own
+ * /etc/passwd and /etc/group: what the volumes it writes are given to
+ * before it starts (CONTRACT §10), and what it runs as. A name the image
+ * does not know is exit 2 here rather than a failed start.
+ */
+const withNumericUser = async (dataDir: string, app: App, named: string): Promise<App> => {
+  if (app.user === undefined && app.group === undefined) return app
+  const render = await ensureRender(dataDir, app.image!)
+  try {
+    const u = imageUser(render.rootfs, app.user, app.group)
+    return { ...app, user: String(u.uid), group: String(u.gid) }
+  } catch (er) {
+    throw new PodctlError('EUSAGE', `invalid app ${app.name}: ${(er as Error).message}`, `name a user of the image (podctl run --image ${named} -- cat /etc/passwd), or a number`)
+  }
 }
 
 /**

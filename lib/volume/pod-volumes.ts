@@ -158,6 +158,8 @@ export const setUpPodVolumes = (
  * the host's and files volumes podctl's: neither is changed.
  */
 const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => {
+  // A podctl that is not root runs every app as itself (an isolated one as root of its own user namespace): nothing to give.
+  if (process.geteuid?.() !== 0) return
   const owners = new Map<string, AppUser>()
   for (const a of m.apps) {
     let u: AppUser | undefined

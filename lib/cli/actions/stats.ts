@@ -45,7 +45,8 @@ export const stats = async (ctx: Context, dataDir: string, uuids: string[], opts
   const sample = (): AppStats[] => {
     const pods = podsOf(dataDir, uuids)
     for (const p of pods) p.refresh()
-    return sampleStats(pods.sort(byCreation), marks)
+    // Named pods in the order named; every running pod in the order they were made.
+    return sampleStats(uuids.length > 0 ? pods : pods.sort(byCreation), marks)
   }
   if (isJson(opts.format)) {
     ctx.io.out(toJson(sample(), opts.format))
