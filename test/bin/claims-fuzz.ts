@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { main } from '../../lib/cli/main.js'
 import { ensureDataDir } from '../../lib/pod/layout.js'
-import { snapshot, STACK_RE, runsOf } from '../helpers/common.js'
+import { snapshot, STACK_RE, runsOf, scaled } from '../helpers/common.js'
 
 const runMain = async (dataDir: string, args: string[]) => {
   let stdout = ''
@@ -98,7 +98,7 @@ t.test('random class and claim command lines: accepted, or refused (2 or 4) with
     { seed: 1010, numRuns: runsOf(300), endOnFailure: true },
   )
   t.comment(JSON.stringify(outcomes))
-  t.ok((outcomes['class 0'] ?? 0) + (outcomes['claim 0'] ?? 0) >= 20, 'many were accepted')
-  t.ok((outcomes['class 2'] ?? 0) >= 30 && (outcomes['claim 2'] ?? 0) >= 30, 'many of each were refused')
+  t.ok((outcomes['class 0'] ?? 0) + (outcomes['claim 0'] ?? 0) >= scaled(20, 300), 'many were accepted')
+  t.ok((outcomes['class 2'] ?? 0) >= scaled(30, 300) && (outcomes['claim 2'] ?? 0) >= scaled(30, 300), 'many of each were refused')
   t.ok(fs.existsSync(path.join(dataDir, 'claims')), 'claims were made')
 })

@@ -171,3 +171,5 @@ export const snapshot = (root: string): string =>
  */
 export const STRESS = process.env.PODCTL_STRESS === '1'
 export const runsOf = (full: number): number => (STRESS ? full : Math.max(10, Math.ceil(full / 5)))
+/** A count a full-size run of `full` cases reaches (`count`), scaled to the runs this one makes. */
+export const scaled = (count: number, full: number): number => Math.floor((count * runsOf(full)) / full)
