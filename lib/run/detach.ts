@@ -22,6 +22,8 @@ export interface DetachJob {
   claimTimeoutMs?: number
   /** With --cluster: the fleet whose claims the pod uses. */
   fleet?: FleetRef
+  /** --provisioners-dir: where this node's exec provisioners are. */
+  provisionersDir?: string
 }
 
 export type DetachReply =

@@ -14,15 +14,16 @@ import { isJson, styleState, toJson, waitingLine } from '../output.js'
 
 /** rkt-style key=value lines; keys with no value yet are left out. */
 export const statusLines = (v: PodView & { volumes?: VolumeView[] }, colour = false): string => {
-  const lines = [`state=${styleState(v.state, colour)}`]
+  // Values are one line each (a fleet's pods come from etcd, a volume's path from a provisioner).
+  const lines = [`state=${styleState(oneLine(v.state), colour)}`]
   if (v.damaged !== undefined) lines.push(`damaged=${oneLine(v.damaged)}`)
   if (v.failure !== undefined) lines.push(`failure=${oneLine(v.failure)}`)
-  if (v.created_at) lines.push(`created=${v.created_at}`)
-  if (v.started_at) lines.push(`started=${v.started_at}`)
-  if (v.pid !== null) lines.push(`pid=${v.pid}`)
+  if (v.created_at) lines.push(`created=${oneLine(String(v.created_at))}`)
+  if (v.started_at) lines.push(`started=${oneLine(String(v.started_at))}`)
+  if (v.pid !== null) lines.push(`pid=${oneLine(String(v.pid))}`)
   lines.push(`exited=${v.state === 'exited' || v.state === 'exited garbage' || v.state === 'exited deleting'}`)
-  for (const a of v.apps) if (a.exit_code !== null) lines.push(`app-${a.name}=${a.exit_code}`)
-  for (const vol of v.volumes ?? []) lines.push(volumeStatusLine(vol))
+  for (const a of v.apps) if (a.exit_code !== null) lines.push(`app-${oneLine(String(a.name))}=${oneLine(String(a.exit_code))}`)
+  for (const vol of v.volumes ?? []) lines.push(oneLine(volumeStatusLine(vol)))
   return `${lines.join('\n')}\n`
 }
 
