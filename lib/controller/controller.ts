@@ -80,9 +80,9 @@ const DEFAULTS = {
 }
 
 /** After SIGTERM: how long the items in hand may take, then how long killed ones may take to say so, then how long the store has to take the lease back. Together well inside the 2 s of CONTRACT §8. */
-const WORK_GRACE_MS = 900
-const KILLED_GRACE_MS = 150
-const RELEASE_MS = 400
+const WORK_GRACE_MS = 700
+const KILLED_GRACE_MS = 100
+const RELEASE_MS = 300
 
 /** A promise that resolves when `signal` aborts. */
 const aborted = (signal: AbortSignal): Promise<void> =>

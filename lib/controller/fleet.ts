@@ -174,13 +174,17 @@ export class FleetPublisher {
     this.#soon()
   }
 
-  /** Stops publishing; the node's lease is revoked, so the fleet sees it lost at once. */
-  async stop(): Promise<void> {
+  /**
+   * Stops publishing; the node's lease is revoked, so the fleet sees it
+   * lost at once. A publish in flight gets `waitMs` to end: etcd that does
+   * not answer must not hold a controller's stop.
+   */
+  async stop(waitMs = 200): Promise<void> {
     this.#stopped = true
     for (const w of this.#watchers) w.close()
     for (const t of this.#timers) clearInterval(t)
     clearTimeout(this.#pending)
-    await this.#running?.catch(() => undefined)
+    await Promise.race([this.#running?.catch(() => undefined), new Promise((r) => setTimeout(r, waitMs).unref())])
     try {
       await this.#lease?.revoke()
     } catch {

@@ -12,7 +12,7 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { pollUntil, STACK_RE } from '../helpers/common.js'
+import { pollUntil, STACK_RE, type Test } from '../helpers/common.js'
 import { podctl } from '../helpers/cli-util.js'
 import { alive } from '../helpers/run-util.js'
 
@@ -59,7 +59,6 @@ const manifest = (claim: string, extra: Record<string, unknown> = {}, app: Recor
     volumes: [{ name: 'data', kind: 'persistent', claim, class: 'ext', ...extra }],
   })
 
-type Test = Parameters<Parameters<typeof t.test>[1]>[0]
 const bases = new WeakMap<Test, { dir: string; n: number }>()
 
 /** A fresh directory of the test's own (t.testdir once, a subdirectory a call). */

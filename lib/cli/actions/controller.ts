@@ -80,7 +80,7 @@ const inFleet = async (dataDir: string, fleet: FleetRef, identity: string | unde
  * connection that a stopped member never closes) keeps no process alive
  * past this.
  */
-const STOP_DEADLINE_MS = 1800
+const STOP_DEADLINE_MS = 1500
 
 /** Races `p` against `ms`: a step of the stop that must not wait on etcd longer. */
 const atMost = (p: Promise<unknown>, ms: number): Promise<unknown> => Promise.race([p.catch(() => undefined), new Promise((r) => setTimeout(r, Math.max(0, ms)).unref())])
@@ -102,7 +102,7 @@ export const runController = async (ctx: Context, dataDir: string, opts: Control
     stopAt = Date.now()
     stop.abort()
     // The node's lease goes at once, beside the controller's own stop.
-    stopping = publisher === undefined ? undefined : atMost(publisher.stop(), STOP_DEADLINE_MS - 300)
+    stopping = publisher === undefined ? undefined : atMost(publisher.stop(), STOP_DEADLINE_MS - 400)
     setTimeout(() => {
       log(`stopped ${Date.now() - stopAt!} ms after the signal, without waiting further for etcd`)
       process.exit()
@@ -151,7 +151,7 @@ export const runController = async (ctx: Context, dataDir: string, opts: Control
     }
     if (!stop.signal.aborted) await c.run(stop.signal)
   } finally {
-    await (stopping ?? atMost(publisher?.stop() ?? Promise.resolve(), STOP_DEADLINE_MS - 300))
+    await (stopping ?? atMost(publisher?.stop() ?? Promise.resolve(), STOP_DEADLINE_MS - 400))
     shared?.store.close()
     running = false
     process.off('SIGTERM', onSignal)
