@@ -24,7 +24,7 @@ import { controllerLive } from './lease.js'
 import { removeObject } from './objects.js'
 import { bindStaticVolume, createVolume, isProvisionedName, listVolumes, markReleased, readVolume, reclaimReleased, volumeExists, type PvRecord, type ReclaimOutcome } from './persistent.js'
 import { pvView } from './pv-view.js'
-import { IgnoredError, provisionerOf, tooSmall, type ProvisionRequest, type Provisioner } from './provisioner.js'
+import { CallStopped, IgnoredError, provisionerOf, tooSmall, type ProvisionRequest, type Provisioner } from './provisioner.js'
 import { accessModeOf } from './access-modes.js'
 import type { FleetRef } from './fleet-store.js'
 
@@ -156,6 +156,7 @@ const provision = async (dataDir: string, claim: VolumeClaim, opts: BinderOption
     const small = result.state === 'Finished' ? await tooSmall(provisioner, req, result.volume, ctx) : undefined
     if (small) throw small
   } catch (er) {
+    if (er instanceof CallStopped) return { claim: c, outcome: 'waiting' } // left "provisioning", as a crash leaves it
     const error = isPodctlError(er) ? er : new PodctlError('EFAILED', (er as Error).message, undefined, { cause: er })
     const failures = c.failures + 1
     const threshold = opts.failedProvisionThreshold ?? DEFAULT_FAILED_THRESHOLD
@@ -263,7 +264,8 @@ export const reclaimVolume = (dataDir: string, name: string, opts: BinderOptions
     try {
       await provisioner.delete(v, { signal: opts.signal })
     } catch (er) {
-      if (er instanceof IgnoredError) return false
+      // Stopped: left released, with no failure recorded, for whoever reclaims it next.
+      if (er instanceof IgnoredError || er instanceof CallStopped) return false
       throw er
     }
     return true

@@ -31,7 +31,7 @@ import { FleetConflict, openFleet, type FleetStore, type FleetVolume, type Store
 import { removeObject, withEvent } from './objects.js'
 import { createVolume, listVolumes, removeFleetCopy, volumeExists, type ReclaimOutcome } from './persistent.js'
 import { pvView } from './pv-view.js'
-import { IgnoredError, tooSmall, type ProvisionRequest } from './provisioner.js'
+import { CallStopped, IgnoredError, tooSmall, type ProvisionRequest } from './provisioner.js'
 import type { VolumeClass } from './classes.js'
 
 const MIN_BACKOFF_MS = 1000
@@ -123,6 +123,7 @@ const provision = async (store: FleetStore, dataDir: string, claim: Stored<Volum
     const small = result.state === 'Finished' ? await tooSmall(provisioner, req, result.volume, ctx) : undefined
     if (small) throw small
   } catch (er) {
+    if (er instanceof CallStopped) return { claim: s.value, outcome: 'waiting' } // left "provisioning", as a crash leaves it
     return failed(isPodctlError(er) ? er : new PodctlError('EFAILED', (er as Error).message, undefined, { cause: er }))
   }
   const provisionMs = performance.now() - started
@@ -220,7 +221,7 @@ export const reclaimFleetVolume = (store: FleetStore, dataDir: string, name: str
       try {
         await provisioner.delete(v, { signal: opts.signal })
       } catch (er) {
-        if (er instanceof IgnoredError) return 'ignored'
+        if (er instanceof IgnoredError || er instanceof CallStopped) return 'ignored'
         throw er
       }
     }

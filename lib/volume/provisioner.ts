@@ -58,6 +58,18 @@ export class IgnoredError extends Error {
   }
 }
 
+/**
+ * A call cut short because podctl stops (CallContext.signal), not because
+ * the provisioner failed: no failure is recorded, and whoever works on the
+ * object next calls again, as after a crash.
+ */
+export class CallStopped extends PodctlError {
+  constructor(message: string) {
+    super('EFAILED', message)
+    this.name = 'CallStopped'
+  }
+}
+
 /** A provisioner may answer at once or later: the controller's workers wait for it without blocking each other. */
 export type Awaitable<T> = T | Promise<T>
 
@@ -101,6 +113,7 @@ const callExec = async (program: string, shown: string, verb: 'provision' | 'del
   const stderr = oneLine(r.stderr.trim().slice(-2000))
   const said = stderr ? `: ${stderr}` : ''
   if (r.startError !== undefined) throw new PodctlError('EFAILED', `cannot run provisioner ${shown} (${program}): ${r.startError}`)
+  if (r.killedFor !== undefined && ctx.signal?.aborted) throw new CallStopped(`provisioner ${shown} ${verb} ${r.killedFor}`)
   if (r.killedFor !== undefined) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} ${r.killedFor}${said}`)
   if (r.status !== 0) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} failed (${r.signal ? `killed by ${r.signal}` : `exit code ${r.status}`})${said}`)
   let answer: unknown
