@@ -82,7 +82,7 @@ check_name() {
 
 # The canonical root directory (parameter "root"), which must exist.
 check_base() {
-  [ -n "$1" ] || die "class parameter \"root\" is missing: podctl volume class create NAME --provisioner exec:$0 --param root=/abs/dir"
+  [ -n "$1" ] || die "class parameter \"root\" is missing: podctl volume class create CLASS --provisioner exec:${0##*/} --param root=/abs/dir"
   case $1 in
   /*) ;;
   *) die "class parameter root=$1 must be an absolute path" ;;
