@@ -49,6 +49,25 @@ const parse = <T>(text: string): T | undefined => {
   }
 }
 
+const stringOrNull = (x: unknown): boolean => x === null || x === undefined || typeof x === 'string'
+
+/**
+ * Whether a summary read from etcd has the shape the view prints (the
+ * fields list and status show), and is the pod its key names: etcd's
+ * contents are not trusted to be podctl's.
+ */
+const podShaped = (v: PodView | undefined, uuid: string | undefined): v is PodView =>
+  v !== undefined &&
+  v !== null &&
+  typeof v === 'object' &&
+  v.uuid === uuid &&
+  typeof v.state === 'string' &&
+  Array.isArray(v.apps) &&
+  v.apps.every((a) => a !== null && typeof a === 'object' && typeof a.name === 'string') &&
+  stringOrNull(v.name) &&
+  stringOrNull(v.created_at) &&
+  stringOrNull(v.started_at)
+
 /** The nodes whose controllers are alive now. */
 const liveNodes = async (cluster: Cluster): Promise<Set<string>> => new Set([...(await cluster.list('nodes/')).keys()].map((k) => k.slice('nodes/'.length)))
 
@@ -57,9 +76,9 @@ export const fleetPods = async (cluster: Cluster): Promise<FleetPodView[]> => {
   const [live, pods] = await Promise.all([liveNodes(cluster), cluster.list('pods/')])
   const out: FleetPodView[] = []
   for (const [key, value] of pods) {
-    const node = key.split('/')[1]!
+    const [, node = '', uuid] = key.split('/')
     const v = parse<PodView>(value)
-    if (v === undefined) continue // not podctl's: left alone
+    if (!podShaped(v, uuid)) continue // not podctl's, or damaged: left alone
     const lost = !live.has(node)
     out.push({ ...v, ...(lost ? { state: 'unknown' as const } : {}), node, node_lost: lost })
   }

@@ -160,6 +160,14 @@ t.test('records read from etcd are checked before a node uses them', { skip: etc
   t.equal(nodes.stdout.trim().split('\n').length, 2, 'a header and one row')
   t.match(nodes.stdout, /evil\\nn9/)
   t.notMatch(nodes.stdout, /\x1b/)
+  // Pod summaries that are not the shape podctl writes are left out of the view, not a crash.
+  const uuid = '1f0e2d3c-4b5a-4978-8695-a4b3c2d1e0f9'
+  await c.put(`pods/n9/${uuid}`, JSON.stringify({ uuid, state: 'running', apps: 5 }))
+  await c.put('pods/n9/not-a-pod', 'null')
+  const list = n0(['list'])
+  t.equal(list.status, 0, list.stderr)
+  t.notMatch(list.stdout + list.stderr, STACK_RE)
+  t.notMatch(list.stdout, /1f0e2d3c/)
 })
 
 /** Starts a fleet controller on `dir` as node `node`; its stderr is kept, and when it exited. */
