@@ -171,8 +171,8 @@ export class ProvisionController {
   }
 
   /**
-   * Runs until `signal` aborts (SIGTERM), then stops within STOP_MS
-   * whatever its store does: the items in hand get WORK_GRACE_MS to
+   * Runs until `signal` aborts (SIGTERM), then stops within about a
+   * second whatever its store does: the items in hand get WORK_GRACE_MS to
    * finish, then their provisioners are killed (the next leader calls
    * them again for the same volumes, as after a crash) and what still
    * waits on the store is left behind; the lease is given up if the store
