@@ -83,7 +83,10 @@ export const runBounded = (program: string, args: string[], opts: BoundedRunOpti
 
     child.stdout.on('data', (b: Buffer) => {
       outBytes += b.length
-      if (outBytes > opts.maxStdoutBytes) return kill(`printed more than ${opts.maxStdoutBytes} bytes and was killed`)
+      if (outBytes > opts.maxStdoutBytes) {
+        out.length = 0 // not an answer: nothing of it is kept
+        return kill(`printed more than ${opts.maxStdoutBytes} bytes and was killed`)
+      }
       out.push(b)
     })
     child.stderr.on('data', (b: Buffer) => {
