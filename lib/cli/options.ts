@@ -5,6 +5,7 @@
  */
 import { Option, type Command } from 'commander'
 import os from 'node:os'
+import path from 'node:path'
 import type { ClusterOptions } from '../cluster/client.js'
 import type { FleetRef } from '../volume/fleet-store.js'
 import { PodctlError } from '../errors.js'
@@ -115,6 +116,17 @@ export const addFormatOption = (cmd: Command, ctx: Context, description = 'outpu
 
 /** --no-legend, with --no-legacy kept as a hidden alias. */
 export const addLegendOptions = (cmd: Command): Command => cmd.option('--no-legend', 'no header line').addOption(new Option('--no-legacy', 'no header line').hideHelp())
+
+/**
+ * --provisioners-dir, on the commands that call exec provisioners (the
+ * controller, and those that provision or reclaim inline): where this
+ * node's `exec:NAME` programs are. The action sees an absolute path.
+ */
+export const provisionersDirOption = (): Option =>
+  new Option('--provisioners-dir <dir>', 'where this node\'s exec:NAME provisioners are: the program DIR/NAME (default /etc/podctl/provisioners)').argParser((dir: string) => {
+    if (dir === '') throw new PodctlError('EUSAGE', '--provisioners-dir must not be empty')
+    return path.resolve(dir)
+  })
 
 /** Collects a repeatable option's values. */
 export const collect = (value: string, previous: string[] = []): string[] => [...previous, value]

@@ -4,6 +4,7 @@
  */
 import { isatty } from 'node:tty'
 import { styleText } from 'node:util'
+import { oneLine } from '../errors.js'
 import { stdout } from './stdout.js'
 
 export type Format = 'table' | 'json' | 'json-pretty'
@@ -62,9 +63,14 @@ export const isJson = (f: Format | string | undefined): boolean => f === 'json' 
 export const toJson = (value: unknown, format: Format | string | undefined): string =>
   `${format === 'json-pretty' ? JSON.stringify(value, null, 2) : JSON.stringify(value)}\n`
 
-/** Left-aligned columns separated by three spaces, like rkt's tabwriter output. */
+/**
+ * Left-aligned columns separated by three spaces, like rkt's tabwriter
+ * output. Each cell is one line, its control characters escaped: a value
+ * from outside (a name in etcd, a provisioner's message) cannot add a row
+ * or drive the terminal.
+ */
 export const formatTable = (header: string[] | undefined, rows: string[][], style?: (column: number, cell: string) => string): string => {
-  const all = header ? [header, ...rows] : rows
+  const all = (header ? [header, ...rows] : rows).map((r) => r.map(oneLine))
   if (all.length === 0) return ''
   const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)))
   // Styled after padding, so that escape sequences do not count as width.
@@ -90,6 +96,9 @@ export const humanBytes = (n: number): string => {
   }
   return `${u === 0 ? v : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0)}${BYTE_UNITS[u]}`
 }
+
+/** `key=value` lines as `status` prints them: each one line, its control characters escaped. */
+export const keyValueLines = (lines: string[]): string => `${lines.map(oneLine).join('\n')}\n`
 
 const UNITS: [number, string][] = [
   [365 * 24 * 3600, 'year'],

@@ -62,6 +62,8 @@ export interface ControllerOptions {
   log?: (line: string, time: string) => void
   /** Where claims and volumes are: the data dir's (default) or the fleet's. */
   store?: ControllerStore
+  /** Where this node's exec provisioners are (default /etc/podctl/provisioners). */
+  provisionersDir?: string
   /** How the leader is chosen: the data dir's lease file (default) or the fleet's etcd lease. */
   election?: LeaderElection
 }
@@ -77,6 +79,21 @@ const DEFAULTS = {
   gcExpirePrepared: 24 * 3_600_000,
 }
 
+/** After SIGTERM: how long the items in hand may take, then how long killed ones may take to say so, then how long the store has to take the lease back. Together well inside the 2 s of CONTRACT §8. */
+const WORK_GRACE_MS = 700
+const KILLED_GRACE_MS = 100
+const RELEASE_MS = 300
+
+/** A promise that resolves when `signal` aborts. */
+const aborted = (signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })))
+
+/** A promise that resolves after `ms` (without keeping the process alive for it). */
+const timeout = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref())
+
+/** `work`'s outcome, or `instead()`'s once `cutOff` resolves first; `work` is left to finish (or not) on its own. */
+const within = <T>(work: Promise<T>, cutOff: Promise<unknown>, instead: () => T): Promise<T> => Promise.race([work, cutOff.then(instead)])
+
 /** One gc pass over `dataDir` with these periods; how many pods it marked and deleted. */
 export type GcRunner = (dataDir: string, periods: { gracePeriodMs: number; expirePreparedMs: number }) => Promise<{ marked: number; deleted: number }>
 
@@ -85,7 +102,7 @@ const gcInProcess: GcRunner = async (dataDir, periods) => {
   return { marked: r.marked.length, deleted: r.deleted.length }
 }
 
-type Settings = Required<Omit<ControllerOptions, 'metrics' | 'log' | 'identity' | 'gcRunner' | 'store' | 'election'>> & Pick<ControllerOptions, 'metrics' | 'log'>
+type Settings = Required<Omit<ControllerOptions, 'metrics' | 'log' | 'identity' | 'gcRunner' | 'store' | 'election' | 'provisionersDir'>> & Pick<ControllerOptions, 'metrics' | 'log'>
 
 export class ProvisionController {
   readonly identity: string
@@ -101,6 +118,8 @@ export class ProvisionController {
   readonly #gcRunner: GcRunner
   readonly #store: ControllerStore
   readonly #election: LeaderElection
+  /** Aborted when a stop has waited long enough for the items in hand: their provisioner calls are killed. */
+  readonly #inFlight = new AbortController()
 
   /**
    * `name` and `provisioner`: serve only classes whose provisioner is
@@ -128,11 +147,18 @@ export class ProvisionController {
       identity: this.identity,
       exponentialBackoff: this.#opts.exponentialBackoff,
       failedProvisionThreshold: this.#opts.failedProvisionThreshold,
-      provisionerFor: (cls) => {
-        if (!serves(cls)) throw new NotOurs(cls.name)
-        return provisioner ?? provisionerOf(cls)
-      },
+      provisionersDir: options.provisionersDir,
+      // The CLI's controller serves every class through its own provisioner (the binder finds it); a library user's, only its own.
+      ...(name === null && provisioner === null
+        ? {}
+        : {
+            provisionerFor: (cls: VolumeClass) => {
+              if (!serves(cls)) throw new NotOurs(cls.name)
+              return provisioner ?? provisionerOf(cls, { provisionersDir: options.provisionersDir, fleet: this.#store.node !== undefined, node: this.#store.node })
+            },
+          }),
       lockWaitMs: 0,
+      signal: this.#inFlight.signal,
     }
   }
 
@@ -144,21 +170,30 @@ export class ProvisionController {
     this.#opts.log?.(line, isoTime())
   }
 
-  /** Runs until `signal` aborts (SIGTERM): finishes the items in hand, gives up the lease, returns. */
+  /**
+   * Runs until `signal` aborts (SIGTERM), then stops within about a
+   * second whatever its store does: the items in hand get WORK_GRACE_MS to
+   * finish, then their provisioners are killed (the next leader calls
+   * them again for the same volumes, as after a crash) and what still
+   * waits on the store is left behind; the lease is given up if the store
+   * answers in time, and expires by itself if not.
+   */
   async run(signal: AbortSignal): Promise<void> {
-    const stopWatch = this.#opts.once ? () => {} : await this.#watch()
     const timers: NodeJS.Timeout[] = []
+    let stopWatch = (): void => {}
     let stopVacancy = (): void => {}
+    const stopped = aborted(signal)
     try {
+      stopWatch = this.#opts.once ? stopWatch : await this.#watch()
       if (this.#opts.once) {
-        if (await this.#elect()) {
-          await this.#relist()
+        if (await within(this.#elect(), stopped, () => false)) {
+          await within(this.#relist(), stopped, () => undefined)
           await this.#work(signal, true)
         }
         return
       }
-      await this.#elect()
-      await this.#relist()
+      // Not awaited: a store that does not answer must not keep the workers (and SIGTERM) waiting.
+      void this.#elect().then(() => this.#relist())
       stopVacancy = this.#election.watchVacancy?.(() => void this.#elect()) ?? stopVacancy
       timers.push(setInterval(() => void this.#elect(), this.#opts.retryPeriod))
       timers.push(setInterval(() => void this.#relist(), this.#opts.resyncPeriod))
@@ -171,12 +206,17 @@ export class ProvisionController {
       stopWatch()
       stopVacancy()
       if (this.#leading && this.#opts.leaderElection) {
-        try {
-          await this.#election.release()
-          this.#log(`released ${this.#election.what} (${this.identity})`)
-        } catch (er) {
-          this.#log(`could not release ${this.#election.what}: ${(er as Error).message}`)
-        }
+        // A try in flight may be about to take the lead: give up what it takes too.
+        await within(this.#electing ?? Promise.resolve(false), timeout(RELEASE_MS / 2), () => false)
+        const released = await within(
+          this.#election.release().then(
+            () => `released ${this.#election.what} (${this.identity})`,
+            (er: unknown) => `could not release ${this.#election.what}: ${(er as Error).message}`,
+          ),
+          timeout(RELEASE_MS),
+          () => `could not release ${this.#election.what} within ${RELEASE_MS} ms: it expires by itself`,
+        )
+        this.#log(released)
       }
       this.#setLeading(false)
     }
@@ -266,11 +306,18 @@ export class ProvisionController {
   /**
    * The claim and volume workers, until `signal` aborts; `untilIdle`
    * (--once): until nothing is due now, what comes due later left alone.
+   * After the abort, the items in hand get WORK_GRACE_MS, then their
+   * provisioner calls are killed and they are left behind.
    */
   async #work(signal: AbortSignal, untilIdle: boolean): Promise<void> {
     const pool = (queue: WorkQueue<string>, handle: (name: string) => Promise<void>): Promise<void>[] =>
       Array.from({ length: Math.max(1, this.#opts.threadiness) }, () => this.#worker(queue, handle, signal, untilIdle))
-    await Promise.all([...pool(this.#claims, (name) => this.#syncClaim(name)), ...pool(this.#volumes, (name) => this.#syncVolume(name))])
+    const all = Promise.all([...pool(this.#claims, (name) => this.#syncClaim(name)), ...pool(this.#volumes, (name) => this.#syncVolume(name))])
+    const late = await within(all.then(() => false), aborted(signal).then(() => timeout(WORK_GRACE_MS)), () => true)
+    if (!late) return
+    this.#inFlight.abort()
+    await within(all, timeout(KILLED_GRACE_MS), () => undefined)
+    this.#log('stopped with work in hand: it is taken up again by the next leader')
   }
 
   async #worker(queue: WorkQueue<string>, handle: (name: string) => Promise<void>, signal: AbortSignal, untilIdle: boolean): Promise<void> {

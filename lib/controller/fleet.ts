@@ -4,8 +4,9 @@
  * summary of each local pod; any node reads them back.
  *
  * Keys, under the cluster prefix:
- *   nodes/<node>        {"name","version","registered_at"}, bound to the
- *                       node's lease: present while its controller lives
+ *   nodes/<node>        {"name","version","registered_at","holder",...},
+ *                       bound to the node's lease: present while its
+ *                       controller lives (node-key.ts: one holder a name)
  *   node-info/<node>    {"name","version","last_seen"}: stays when the node
  *                       is lost, for `node list`
  *   pods/<node>/<uuid>  the pod's JSON (the same as `status --format json`)
@@ -19,6 +20,7 @@ import { PodctlError } from '../errors.js'
 import { ensureDataDir, locksDir, POD_DIRS, stateDirPath } from '../pod/layout.js'
 import { podView, type PodView } from '../pod/view.js'
 import { Include, listPods } from '../pod/walk.js'
+import { NodeRegistration, NodeTaken } from './node-key.js'
 
 /** A pod as the fleet shows it: its JSON, the node it is on, and whether that node is lost. */
 export type FleetPodView = Omit<PodView, 'state'> & { state: PodView['state'] | 'unknown'; node: string; node_lost: boolean }
@@ -47,6 +49,25 @@ const parse = <T>(text: string): T | undefined => {
   }
 }
 
+const stringOrNull = (x: unknown): boolean => x === null || x === undefined || typeof x === 'string'
+
+/**
+ * Whether a summary read from etcd has the shape the view prints (the
+ * fields list and status show), and is the pod its key names: etcd's
+ * contents are not trusted to be podctl's.
+ */
+const podShaped = (v: PodView | undefined, uuid: string | undefined): v is PodView =>
+  v !== undefined &&
+  v !== null &&
+  typeof v === 'object' &&
+  v.uuid === uuid &&
+  typeof v.state === 'string' &&
+  Array.isArray(v.apps) &&
+  v.apps.every((a) => a !== null && typeof a === 'object' && typeof a.name === 'string') &&
+  stringOrNull(v.name) &&
+  stringOrNull(v.created_at) &&
+  stringOrNull(v.started_at)
+
 /** The nodes whose controllers are alive now. */
 const liveNodes = async (cluster: Cluster): Promise<Set<string>> => new Set([...(await cluster.list('nodes/')).keys()].map((k) => k.slice('nodes/'.length)))
 
@@ -55,9 +76,9 @@ export const fleetPods = async (cluster: Cluster): Promise<FleetPodView[]> => {
   const [live, pods] = await Promise.all([liveNodes(cluster), cluster.list('pods/')])
   const out: FleetPodView[] = []
   for (const [key, value] of pods) {
-    const node = key.split('/')[1]!
+    const [, node = '', uuid] = key.split('/')
     const v = parse<PodView>(value)
-    if (v === undefined) continue // not podctl's: left alone
+    if (!podShaped(v, uuid)) continue // not podctl's, or damaged: left alone
     const lost = !live.has(node)
     out.push({ ...v, ...(lost ? { state: 'unknown' as const } : {}), node, node_lost: lost })
   }
@@ -96,12 +117,16 @@ export const removeNode = async (cluster: Cluster, name: string): Promise<void> 
 
 export interface PublisherOptions {
   node: string
+  /** The controller that publishes (its identity): named by the node's key, and in the refusal of a second one. */
+  holder: string
   version: string
   /** The node's lease (s): its pods show as lost this long after its controller died. */
   ttlS: number
   /** A full republish at least this often (ms), besides the changes seen by watching the state dirs. */
   resyncMs: number
   log: (message: string) => void
+  /** A live controller took this node's name while this one's lease was lost: this one must stop. */
+  onTaken?: (er: NodeTaken) => void
 }
 
 /** How long after a change in a state dir the pods are published: changes come in bursts (a rename, then a record). */
@@ -130,13 +155,27 @@ export class FleetPublisher {
   #stopped = false
   #lastInfo = 0
 
+  readonly #registration: NodeRegistration
+
   constructor(dataDir: string, cluster: Cluster, opts: PublisherOptions) {
     this.#dataDir = dataDir
     this.#cluster = cluster
     this.#opts = opts
+    this.#registration = new NodeRegistration(cluster, opts.node, opts.holder, opts.version)
   }
 
+  /**
+   * Registers the node and starts publishing. NodeTaken when a live
+   * controller holds the node's name; etcd not answering is logged and
+   * tried again, as every later publish is.
+   */
   async start(): Promise<void> {
+    try {
+      await this.#register()
+    } catch (er) {
+      if (er instanceof NodeTaken) throw er
+      this.#opts.log(`fleet: ${(er as Error).message}; trying again in ${Math.round(this.#opts.resyncMs / 1000)}s`)
+    }
     // A new node's data dir has no state dirs yet, and a watch needs them: made first, as run would.
     ensureDataDir(this.#dataDir)
     // A pod moves between state dirs, or its lock comes and goes (a running
@@ -154,13 +193,17 @@ export class FleetPublisher {
     this.#soon()
   }
 
-  /** Stops publishing; the node's lease is revoked, so the fleet sees it lost at once. */
-  async stop(): Promise<void> {
+  /**
+   * Stops publishing; the node's lease is revoked, so the fleet sees it
+   * lost at once. A publish in flight gets `waitMs` to end: etcd that does
+   * not answer must not hold a controller's stop.
+   */
+  async stop(waitMs = 200): Promise<void> {
     this.#stopped = true
     for (const w of this.#watchers) w.close()
     for (const t of this.#timers) clearInterval(t)
     clearTimeout(this.#pending)
-    await this.#running?.catch(() => undefined)
+    await Promise.race([this.#running?.catch(() => undefined), new Promise((r) => setTimeout(r, waitMs).unref())])
     try {
       await this.#lease?.revoke()
     } catch {
@@ -184,6 +227,11 @@ export class FleetPublisher {
     }
     this.#running = this.#publish()
       .catch((er: unknown) => {
+        if (er instanceof NodeTaken) {
+          this.#stopped = true
+          this.#opts.log(`fleet: ${er.message}`)
+          return this.#opts.onTaken?.(er)
+        }
         this.#opts.log(`fleet: ${(er as Error).message}; trying again in ${Math.round(this.#opts.resyncMs / 1000)}s`)
       })
       .finally(() => {
@@ -208,7 +256,12 @@ export class FleetPublisher {
       this.#soon()
     })
     granted = lease
-    await this.#cluster.put(`nodes/${node}`, JSON.stringify({ name: node, version: this.#opts.version, registered_at: new Date().toISOString() }), lease)
+    try {
+      await this.#registration.register(lease)
+    } catch (er) {
+      void lease.revoke().catch(() => undefined)
+      throw er
+    }
     this.#lease = lease
     // What etcd holds for this node from before (a restart): compared, so that pods gone meanwhile are removed.
     this.#published = new Map([...(await this.#cluster.list(`pods/${node}/`))].map(([k, v]) => [k.slice(`pods/${node}/`.length), v]))

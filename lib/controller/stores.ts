@@ -17,6 +17,8 @@ import { readVolume, type ReclaimOutcome } from '../volume/persistent.js'
 export interface ControllerStore {
   /** "claims/ and volumes/", "the fleet's etcd": for the log. */
   readonly what: string
+  /** In a fleet, this node's name: its classes name exec provisioners, never programs. */
+  readonly node?: string
   claims(): Promise<VolumeClaim[]>
   releasedVolumes(): Promise<string[]>
   syncClaim(name: string, opts: BinderOptions): Promise<SyncResult>
@@ -72,6 +74,7 @@ export const dataDirStore = (dataDir: string): ControllerStore => ({
 /** The fleet's store; this node's data dir is where its copies of fleet volumes are. */
 export const fleetStore = (store: FleetStore, dataDir: string): ControllerStore => ({
   what: "the fleet's etcd",
+  node: store.node,
   claims: () => store.listClaims(),
   releasedVolumes: () => releasedFleetVolumes(store),
   syncClaim: (name, opts) => syncFleetClaim(store, dataDir, name, opts),

@@ -72,3 +72,28 @@ export const untrustedOnPath = (target: string, uid: number): Untrusted | undefi
   }
   return undefined
 }
+
+/**
+ * The first thing that another user than `uid` (or root) could change on
+ * the way to the program `file` and in it: the directories from `/` to it
+ * (links followed, and the directories they lead through judged too, as
+ * above), and the program itself, which must be a regular file owned by
+ * `uid` or root and writable by neither group nor others. A program that
+ * root runs is as trusted as the least trusted of these.
+ */
+export const untrustedProgram = (file: string, uid: number): { path: string; why: string; fix?: string } | undefined => {
+  const onPath = untrustedOnPath(file, uid)
+  if (onPath) return onPath
+  let real: string
+  let st: fs.Stats
+  try {
+    // The file a link leads to is the one judged, and named.
+    real = fs.realpathSync(file)
+    st = fs.statSync(real)
+  } catch (er) {
+    const code = (er as NodeJS.ErrnoException).code
+    return { path: file, why: code === 'ENOENT' || code === 'ENOTDIR' ? 'there is no such file' : `it cannot be read (${code ?? (er as Error).message})` }
+  }
+  if (!st.isFile()) return { path: real, why: 'it is not a regular file' }
+  return judge(real, st, uid, true)
+}

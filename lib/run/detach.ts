@@ -24,6 +24,8 @@ export interface DetachJob {
   fleet?: FleetRef
   /** --runtime, for a new isolated pod. */
   runtime?: string
+  /** --provisioners-dir: where this node's exec provisioners are. */
+  provisionersDir?: string
 }
 
 export type DetachReply =

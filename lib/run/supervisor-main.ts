@@ -30,7 +30,11 @@ const readJob = (): Promise<DetachJob> =>
 const reply = (r: DetachReply): Promise<void> => new Promise((resolve) => chan.end(`${JSON.stringify(r)}\n`, () => resolve()))
 
 const start = async (job: DetachJob): Promise<{ pod: Pod; manifest: PodManifest }> => {
-  const claims = { ...(job.claimTimeoutMs !== undefined ? { timeoutMs: job.claimTimeoutMs } : {}), ...(job.fleet ? { fleet: job.fleet } : {}) }
+  const claims = {
+    ...(job.claimTimeoutMs !== undefined ? { timeoutMs: job.claimTimeoutMs } : {}),
+    ...(job.fleet ? { fleet: job.fleet } : {}),
+    ...(job.provisionersDir !== undefined ? { provisionersDir: job.provisionersDir } : {}),
+  }
   if (job.manifest) {
     return startNewPod(job.dataDir, job.manifest, { uuidFileSave: job.uuidFileSave, runtime: job.runtime, claims })
   }

@@ -24,7 +24,7 @@ import { controllerLive } from './lease.js'
 import { removeObject } from './objects.js'
 import { bindStaticVolume, createVolume, isProvisionedName, listVolumes, markReleased, readVolume, reclaimReleased, volumeExists, type PvRecord, type ReclaimOutcome } from './persistent.js'
 import { pvView } from './pv-view.js'
-import { IgnoredError, provisionerOf, type ProvisionRequest, type Provisioner } from './provisioner.js'
+import { CallStopped, IgnoredError, provisionerOf, tooSmall, type ProvisionRequest, type Provisioner } from './provisioner.js'
 import { accessModeOf } from './access-modes.js'
 import type { FleetRef } from './fleet-store.js'
 
@@ -33,6 +33,10 @@ export interface BinderOptions {
   identity?: string
   /** The provisioner of a class (provisionerOf by default; tests and the library may give their own). */
   provisionerFor?: (cls: VolumeClass) => Provisioner
+  /** Where this node's exec provisioners are (--provisioners-dir; default /etc/podctl/provisioners). */
+  provisionersDir?: string | undefined
+  /** Aborted: a provisioner's call in progress is killed (a controller that stops). */
+  signal?: AbortSignal | undefined
   /** Retry delays double from 1s to 5m after each failure (the seed's exponential backoff); off: 1s. */
   exponentialBackoff?: boolean
   /** After this many failures of one claim, no more tries until it changes (0: for ever). */
@@ -42,6 +46,12 @@ export interface BinderOptions {
 }
 
 export const defaultIdentity = (): string => `${os.hostname()}/${process.pid}`
+
+/** How the binder finds a class's provisioner: the options' own, or the class's through this node's provisioners directory. */
+export const provisionerFor =
+  (opts: BinderOptions, fleet?: { node: string }) =>
+  (cls: VolumeClass): Provisioner =>
+    opts.provisionerFor ? opts.provisionerFor(cls) : provisionerOf(cls, { provisionersDir: opts.provisionersDir, fleet: fleet !== undefined, node: fleet?.node })
 
 const MIN_BACKOFF_MS = 1000
 const MAX_BACKOFF_MS = 5 * 60_000
@@ -127,7 +137,7 @@ const provision = async (dataDir: string, claim: VolumeClaim, opts: BinderOption
   let c = claim
   const identity = opts.identity ?? defaultIdentity()
   const cls = readClass(dataDir, c.class!)
-  const provisioner = (opts.provisionerFor ?? provisionerOf)(cls)
+  const provisioner = provisionerFor(opts)(cls)
   const volumeName = c.provisioning?.volume ?? `pvc-${c.uid}`
   const req: ProvisionRequest = { volumeName, claim: { name: c.name, size_bytes: c.size_bytes, access_mode: c.access_mode }, class: cls, dataDir }
   if (provisioner.shouldProvision && !provisioner.shouldProvision(req)) return { claim: c, outcome: 'waiting' }
@@ -139,10 +149,14 @@ const provision = async (dataDir: string, claim: VolumeClaim, opts: BinderOption
     })
   }
   const started = performance.now()
+  const ctx = { signal: opts.signal }
   let result
   try {
-    result = await provisioner.provision(req)
+    result = await provisioner.provision(req, ctx)
+    const small = result.state === 'Finished' ? await tooSmall(provisioner, req, result.volume, ctx) : undefined
+    if (small) throw small
   } catch (er) {
+    if (er instanceof CallStopped) return { claim: c, outcome: 'waiting' } // left "provisioning", as a crash leaves it
     const error = isPodctlError(er) ? er : new PodctlError('EFAILED', (er as Error).message, undefined, { cause: er })
     const failures = c.failures + 1
     const threshold = opts.failedProvisionThreshold ?? DEFAULT_FAILED_THRESHOLD
@@ -244,13 +258,14 @@ export const reclaimVolume = (dataDir: string, name: string, opts: BinderOptions
   reclaimReleased(dataDir, name, async (rec) => {
     const p = rec.provisioned
     if (!p) return true // a static volume: its data goes with it
-    const provisioner = (opts.provisionerFor ?? ((c) => provisionerOf(c)))({ name: p.class, provisioner: p.provisioner, parameters: p.parameters } as VolumeClass)
+    const provisioner = provisionerFor(opts)({ name: p.class, provisioner: p.provisioner, parameters: p.parameters } as VolumeClass)
     const v = { ...pvView(dataDir, rec), capacity_bytes: p.capacity_bytes, class: p.class, parameters: p.parameters, claim: rec.claim_ref?.name ?? '' }
     if (provisioner.shouldDelete && !provisioner.shouldDelete(v)) return false
     try {
-      await provisioner.delete(v)
+      await provisioner.delete(v, { signal: opts.signal })
     } catch (er) {
-      if (er instanceof IgnoredError) return false
+      // Stopped: left released, with no failure recorded, for whoever reclaims it next.
+      if (er instanceof IgnoredError || er instanceof CallStopped) return false
       throw er
     }
     return true

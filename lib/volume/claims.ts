@@ -43,14 +43,33 @@ export interface VolumeClaim {
   fleet?: boolean
 }
 
+/** A claim's uid: a UUID, lower case, as randomUUID makes them. */
+export const CLAIM_UID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+const isTime = (v: unknown): boolean => typeof v === 'string' && !Number.isNaN(Date.parse(v))
+
+/**
+ * What is wrong with a claim as stored, if anything. Claims of a fleet are
+ * read from etcd, which podctl does not trust: every field that names a
+ * volume, a class or a size is checked before it is used.
+ */
 const claimProblem = (v: unknown): string | undefined => {
   const c = v as Partial<VolumeClaim> | null
   if (c === null || typeof c !== 'object' || Array.isArray(c)) return 'not a JSON object'
   if (c.version !== 1) return 'unknown version'
   if (typeof c.name !== 'string' || !NAME_RE.test(c.name)) return 'bad name'
-  if (typeof c.uid !== 'string') return 'bad uid'
+  if (typeof c.uid !== 'string' || !CLAIM_UID_RE.test(c.uid)) return 'bad uid'
+  if (c.class !== null && (typeof c.class !== 'string' || !NAME_RE.test(c.class))) return 'bad class'
+  if (c.size_bytes !== null && !(Number.isSafeInteger(c.size_bytes) && c.size_bytes! > 0)) return 'bad size_bytes'
   if (!['pending', 'bound', 'lost'].includes(c.phase as string)) return 'bad phase'
+  if (c.volume !== null && (typeof c.volume !== 'string' || !NAME_RE.test(c.volume))) return 'bad volume'
+  if (c.phase === 'bound' && c.volume === null) return 'bound to no volume'
   if (!ACCESS_MODES.includes(c.access_mode as AccessMode)) return 'bad access mode'
+  const p = c.provisioning
+  // The volume a claim provisions is always named after it (binder.ts).
+  if (p !== null && (typeof p !== 'object' || p.volume !== `pvc-${c.uid}` || typeof p.started_at !== 'string')) return 'bad provisioning'
+  if (!Number.isSafeInteger(c.failures) || c.failures! < 0) return 'bad failures'
+  if (c.retry_at !== null && !isTime(c.retry_at)) return 'bad retry_at'
   if (!Array.isArray(c.events)) return 'bad events'
   return undefined
 }

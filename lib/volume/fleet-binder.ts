@@ -23,7 +23,7 @@ import type { PodManifest } from '../pod/manifest.js'
 import { isoTime } from '../pod/record.js'
 import { sleep } from '../poll.js'
 import { accessModeOf } from './access-modes.js'
-import { backoffMs, createManifestClaims, DEFAULT_FAILED_THRESHOLD, ensureClaimsBound, podsUsingClaim, type BinderOptions, type EnsureBoundOptions, type SyncResult } from './binder.js'
+import { backoffMs, createManifestClaims, DEFAULT_FAILED_THRESHOLD, ensureClaimsBound, podsUsingClaim, provisionerFor, type BinderOptions, type EnsureBoundOptions, type SyncResult } from './binder.js'
 import { parseBytes } from '../bytes.js'
 import { CLAIM, findClaim, saveClaim, withClaimLock, type VolumeClaim } from './claims.js'
 import type { Guard, Write } from '../cluster/client.js'
@@ -31,7 +31,7 @@ import { FleetConflict, openFleet, type FleetStore, type FleetVolume, type Store
 import { removeObject, withEvent } from './objects.js'
 import { createVolume, listVolumes, removeFleetCopy, volumeExists, type ReclaimOutcome } from './persistent.js'
 import { pvView } from './pv-view.js'
-import { IgnoredError, provisionerOf, type ProvisionRequest } from './provisioner.js'
+import { CallStopped, IgnoredError, tooSmall, type ProvisionRequest } from './provisioner.js'
 import type { VolumeClass } from './classes.js'
 
 const MIN_BACKOFF_MS = 1000
@@ -105,7 +105,7 @@ const provision = async (store: FleetStore, dataDir: string, claim: Stored<Volum
   if (cls.value.provisioner === 'local' && pinned === undefined) {
     return failed(new PodctlError('EFAILED', `class ${cls.value.name} uses the local provisioner without --param node=NAME: its volumes would be on no node in particular`))
   }
-  const provisioner = (opts.provisionerFor ?? provisionerOf)(cls.value)
+  const provisioner = provisionerFor(opts, { node: store.node })(cls.value)
   const volumeName = s.value.provisioning?.volume ?? `pvc-${s.value.uid}`
   const req: ProvisionRequest = { volumeName, claim: { name: s.value.name, size_bytes: s.value.size_bytes, access_mode: s.value.access_mode }, class: cls.value, dataDir }
   if (provisioner.shouldProvision && !provisioner.shouldProvision(req)) return { claim: s.value, outcome: 'waiting' }
@@ -116,10 +116,14 @@ const provision = async (store: FleetStore, dataDir: string, claim: Stored<Volum
       message: `provisioner ${cls.value.provisioner} is provisioning volume ${volumeName} for claim ${s.value.name} (${identity})`,
     })
   }
+  const ctx = { signal: opts.signal }
   let result
   try {
-    result = await provisioner.provision(req)
+    result = await provisioner.provision(req, ctx)
+    const small = result.state === 'Finished' ? await tooSmall(provisioner, req, result.volume, ctx) : undefined
+    if (small) throw small
   } catch (er) {
+    if (er instanceof CallStopped) return { claim: s.value, outcome: 'waiting' } // left "provisioning", as a crash leaves it
     return failed(isPodctlError(er) ? er : new PodctlError('EFAILED', (er as Error).message, undefined, { cause: er }))
   }
   const provisionMs = performance.now() - started
@@ -210,13 +214,14 @@ export const reclaimFleetVolume = (store: FleetStore, dataDir: string, name: str
     if (s.value.reclaim !== 'delete') return 'retained'
     const p = s.value.provisioned
     if (p && p.provisioner !== 'local') {
-      const provisioner = (opts.provisionerFor ?? provisionerOf)({ name: p.class, provisioner: p.provisioner, parameters: p.parameters, version: 1, reclaim: 'delete', default: false, created_at: '' })
+      // The program is the one this node maps the recorded name to: etcd names a provisioner, never a program.
+      const provisioner = provisionerFor(opts, { node: store.node })({ name: p.class, provisioner: p.provisioner, parameters: p.parameters, version: 1, reclaim: 'delete', default: false, created_at: '' })
       const v = { ...pvView(dataDir, s.value), capacity_bytes: p.capacity_bytes, class: p.class, parameters: p.parameters, claim: s.value.claim_ref?.name ?? '' }
       if (provisioner.shouldDelete && !provisioner.shouldDelete(v)) return 'ignored'
       try {
-        await provisioner.delete(v)
+        await provisioner.delete(v, { signal: opts.signal })
       } catch (er) {
-        if (er instanceof IgnoredError) return 'ignored'
+        if (er instanceof IgnoredError || er instanceof CallStopped) return 'ignored'
         throw er
       }
     }

@@ -16,12 +16,13 @@
  */
 import os from 'node:os'
 import { Cluster, type ClusterOptions, type Guard, type Write } from '../cluster/client.js'
-import { PodctlError } from '../errors.js'
+import { PodctlError, oneLine } from '../errors.js'
 import { LockBusyError } from '../lock/lock.js'
 import { CLAIM, checkClaimOptions, existingClaim, newClaim, type CreateClaimOptions, type VolumeClaim } from './claims.js'
-import { CLASS, newClass, type CreateClassOptions, type VolumeClass } from './classes.js'
+import { FLEET_CLASS, newClass, type CreateClassOptions, type VolumeClass } from './classes.js'
 import { withEvent, type EventReason, type EventType, type ObjectKind } from './objects.js'
 import type { PvRecord } from './persistent.js'
+import { fleetVolumeProblem } from './volume-record.js'
 
 /** An object as read, with the mod revision a write of it must compare. */
 export interface Stored<T> {
@@ -45,16 +46,11 @@ export class FleetConflict extends PodctlError {
 /** The volume record of a fleet: a data dir's PvRecord, its `provisioned` naming the node a local volume lives on. */
 export type FleetVolume = PvRecord
 
+/** A fleet's volume record: checked whole, as anything read from etcd (volume-record.ts). */
 const VOLUME: ObjectKind<FleetVolume> = {
   what: 'fleet volume',
   dir: 'volumes',
-  problem: (v) => {
-    const r = v as Partial<PvRecord> | null
-    if (r === null || typeof r !== 'object' || Array.isArray(r)) return 'not a JSON object'
-    if (typeof r.name !== 'string' || r.version !== 1) return 'bad name or version'
-    if (r.phase !== 'available' && r.phase !== 'released') return 'bad phase'
-    return undefined
-  },
+  problem: fleetVolumeProblem,
   missingHint: () => 'see podctl volume claim list --cluster',
 }
 
@@ -92,7 +88,9 @@ export class FleetStore {
       throw damaged('not valid JSON')
     }
     const problem = kind.problem(v)
-    if (problem) throw damaged(problem)
+    if (problem) throw damaged(oneLine(problem))
+    // A value moved under another key is not the object that key names.
+    if ((v as { name: string }).name !== name) throw damaged(`it names itself ${JSON.stringify((v as { name: string }).name)}`)
     return { value: v as T, rev: kv.modRevision }
   }
 
@@ -116,9 +114,9 @@ export class FleetStore {
     return out.sort((a, b) => ((a as { name: string }).name < (b as { name: string }).name ? -1 : 1))
   }
 
-  findClass = (name: string): Promise<Stored<VolumeClass> | undefined> => this.#get(CLASS, name)
-  readClass = (name: string): Promise<Stored<VolumeClass>> => this.#must(CLASS, name)
-  listClasses = (): Promise<VolumeClass[]> => this.#list(CLASS)
+  findClass = (name: string): Promise<Stored<VolumeClass> | undefined> => this.#get(FLEET_CLASS, name)
+  readClass = (name: string): Promise<Stored<VolumeClass>> => this.#must(FLEET_CLASS, name)
+  listClasses = (): Promise<VolumeClass[]> => this.#list(FLEET_CLASS)
   findClaim = (name: string): Promise<Stored<VolumeClaim> | undefined> => this.#get(CLAIM, name)
   readClaim = (name: string): Promise<Stored<VolumeClaim>> => this.#must(CLAIM, name)
   listClaims = (): Promise<VolumeClaim[]> => this.#list(CLAIM)

@@ -17,7 +17,7 @@ import { isoTime } from '../pod/record.js'
 
 export type EventType = 'Normal' | 'Warning'
 
-/** The seed's event reasons. */
+/** The seed's event reasons, and Kubernetes' PV controller's VolumeFailedRecycle. */
 export type EventReason =
   | 'Provisioning'
   | 'ProvisioningSucceeded'
@@ -25,6 +25,7 @@ export type EventReason =
   | 'ExternalProvisioning'
   | 'VolumeDeleted'
   | 'VolumeFailedDelete'
+  | 'VolumeFailedRecycle'
 
 export interface ObjectEvent {
   time: string

@@ -413,20 +413,25 @@ export const releaseVolume = (dataDir: string, name: string, uuid: string, opts:
   })
 }
 
+const cannotRecycle = (rec: PvRecord): PodctlError =>
+  new PodctlError(
+    'EFAILED',
+    `persistent volume ${rec.name} was made by provisioner ${rec.provisioned?.provisioner ?? '?'}: podctl empties only the volumes it made, so its reclaim policy recycle is not applied`,
+    'its data stays; remove it through its provisioner, or give its class --reclaim delete',
+  )
+
 /**
  * Scrubs a volume's data (never following a link in it), checks that it
  * is empty, and marks the volume available again. The "recycling" phase
  * is recorded first, so a scrub cut short is finished by the next claim.
  */
 const finishRecycle = (dataDir: string, rec: PvRecord): PvRecord => {
+  // podctl empties only what it made: a provisioner's directory is emptied by its delete.
+  if (rec.provisioned?.path) throw cannotRecycle(rec)
   const dir = pvDir(dataDir, rec.name)
   writeFileAtomic(dir, PV_RECORD, `${JSON.stringify({ ...rec, phase: 'recycling' })}\n`, { sync: true })
   const data = volumeDataPath(dataDir, rec)
   const st = fs.lstatSync(data, { throwIfNoEntry: false })
-  if (rec.provisioned?.path && !st?.isDirectory()) {
-    // The provisioner's directory, not ours to remake.
-    throw new PodctlError('EFAILED', `persistent volume ${rec.name} could not be recycled: its data directory ${data} is gone`, `remove the volume: podctl volume rm ${rec.name}`)
-  }
   if (st && !st.isDirectory()) removeTree(data) // a link or file put in its place: unlinked, not followed
   if (!st || !st.isDirectory()) fs.mkdirSync(data, { mode: DIR_MODE })
   for (const n of fs.readdirSync(data)) removeTree(path.join(data, n))
@@ -566,6 +571,12 @@ export const reclaimReleased = (dataDir: string, name: string, deleteStorage: (r
           free(rec)
           return 'retained'
         case 'recycle':
+          if (rec.provisioned?.path) {
+            // Kept on the volume, which stays released, as Kubernetes keeps a volume no recycler can take.
+            const events = withEvent(rec.events ?? [], 'Warning', 'VolumeFailedRecycle', cannotRecycle(rec).message)
+            writeFileAtomic(pvDir(dataDir, name), PV_RECORD, `${JSON.stringify({ ...rec, events })}\n`, { sync: true })
+            throw cannotRecycle(rec)
+          }
           free(finishRecycle(dataDir, { ...rec, phase: 'recycling' }))
           return 'recycled'
         case 'delete':

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { PodctlError, bug } from '../errors.js'
+import { PodctlError, bug, oneLine } from '../errors.js'
 import { MAX_MANIFEST_BYTES, readOwnText } from '../fs/read.js'
 import { tryLockAt } from '../lock/lock.js'
 import { formatProblems, nameLengthProblem, type ManifestProblem, type PodManifest } from '../pod/manifest.js'
@@ -15,11 +15,12 @@ import { TS_DIR_NAME_BYTES } from './atomic-writer.js'
 import { OperationExecutor, type OperationOptions } from './executor.js'
 import { mountPoints, planMounts, setUpOrder } from './plan.js'
 import { findClaim, volumeOfClaim } from './claims.js'
-import { readVolume, volumeDataPath, volumeExists } from './persistent.js'
+import { readVolume, volumeDataPath, volumeExists, type PvRecord } from './persistent.js'
 import { defaultRegistry } from './plugins/index.js'
 import type { PluginRegistry } from './registry.js'
 import { recordedVolumes, removeVolumeStateDir } from './state.js'
 import { allowTraverse } from '../fs/modes.js'
+import { reachDir } from '../fs/reach.js'
 import { resolveAppUser, type AppUser } from '../pod/app-user.js'
 import { POD_VOLUMES, podVolumeDir, pvDir, volumeLocksDir, volumeStateDir, volumesRoot } from './layout.js'
 import { parsePodManifest } from './manifest.js'
@@ -188,9 +189,34 @@ const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => 
       fs.lchownSync(podVolumeDir(pod.path, v.name), u.uid, u.gid)
     } else if (v.kind === 'persistent') {
       const rec = readVolume(pod.dataDir, volumeOfClaim(pod.dataDir, v.claim))
-      if (!rec.provisioned?.path) allowTraverse([volumesRoot(pod.dataDir), pvDir(pod.dataDir, rec.name)])
+      if (rec.provisioned?.path) {
+        giveExecVolume(rec, u)
+        continue
+      }
+      allowTraverse([volumesRoot(pod.dataDir), pvDir(pod.dataDir, rec.name)])
       fs.lchownSync(volumeDataPath(pod.dataDir, rec), u.uid, u.gid)
     }
+  }
+}
+
+/**
+ * Gives an exec volume's directory to an app's user only when its class
+ * pins the provisioner's answers below a root (`--param root=DIR`), and
+ * then through a descriptor opened without following a link: the path is
+ * the provisioner's answer, which podctl does not trust to name a
+ * directory it may hand over. Without a root nothing is changed, as the
+ * kubelet changes nothing for a CSI driver whose fsGroupPolicy is None.
+ */
+const giveExecVolume = (rec: PvRecord, u: AppUser): void => {
+  const root = rec.provisioned?.parameters.root
+  const data = rec.provisioned?.path
+  if (root === undefined || data === undefined || data === null || !data.startsWith(`${root}/`)) return
+  const r = reachDir(data)
+  if ('problem' in r) throw new PodctlError('EFAILED', `persistent volume ${rec.name} cannot be given to user ${u.uid}: ${oneLine(r.problem)}`, 'its provisioner must answer a real directory (no symlink on the way)')
+  try {
+    fs.fchownSync(r.dir.fd, u.uid, u.gid)
+  } finally {
+    r.dir.close()
   }
 }
 

@@ -1,16 +1,18 @@
 /**
  * Provisioners (seed 004's Provisioner, ProvisionerExt and Qualifier): what
  * makes and deletes the storage behind a claim's volume. Two are built in:
- * `local` (a directory under the data dir) and `exec:/abs/path` (an
- * external program speaking JSON on stdin and stdout, CONTRACT §8).
+ * `local` (a directory under the data dir) and `exec:NAME` or
+ * `exec:/abs/path` (an external program speaking JSON on stdin and
+ * stdout, CONTRACT §8; provisioner-programs.ts says which program).
  */
-import { spawn } from 'node:child_process'
-import fs from 'node:fs'
-import { PodctlError } from '../errors.js'
+import { PodctlError, oneLine } from '../errors.js'
 import { parseDuration } from '../duration.js'
 import { parseBytes } from '../bytes.js'
+import { runBounded } from '../proc/bounded-child.js'
+import { answeredPathProblem } from './answer-path.js'
 import type { VolumeClass } from './classes.js'
 import { minSizeLimit } from './persistent.js'
+import { programOf } from './provisioner-programs.js'
 import type { PvView } from './pv-view.js'
 
 /** The seed's ProvisioningState. */
@@ -56,13 +58,26 @@ export class IgnoredError extends Error {
   }
 }
 
+/**
+ * A call cut short because podctl stops (CallContext.signal), not because
+ * the provisioner failed: no failure is recorded, and whoever works on the
+ * object next calls again, as after a crash.
+ */
+export class CallStopped extends PodctlError {
+  constructor(message: string) {
+    super('EFAILED', message)
+    this.name = 'CallStopped'
+  }
+}
+
 /** A provisioner may answer at once or later: the controller's workers wait for it without blocking each other. */
 export type Awaitable<T> = T | Promise<T>
 
 export interface Provisioner {
-  provision(req: ProvisionRequest): Awaitable<ProvisionResult>
+  /** `ctx.signal` aborts the call (the controller stops): a program run for it is killed. */
+  provision(req: ProvisionRequest, ctx?: CallContext): Awaitable<ProvisionResult>
   /** Removes the storage (not the volume's record); throws IgnoredError when it is not its volume. */
-  delete(v: VolumeToDelete): Awaitable<void>
+  delete(v: VolumeToDelete, ctx?: CallContext): Awaitable<void>
   /** The seed's Qualifier: whether to provision this claim at all. */
   shouldProvision?(req: ProvisionRequest): boolean
   shouldDelete?(v: VolumeToDelete): boolean
@@ -87,108 +102,121 @@ export const localProvisioner: Provisioner = {
 const DEFAULT_EXEC_TIMEOUT_MS = 5 * 60_000
 const MAX_ANSWER_BYTES = 1024 * 1024
 
-interface ProgramOutput {
-  status: number | null
-  signal: NodeJS.Signals | null
-  stdout: string
-  stderr: string
-  /** Why it could not start (no such file, not executable). */
-  startError?: string
-  /** Why it was killed: it timed out or said too much. */
-  killedFor?: string
+/** What a call may be given besides its input: aborting it kills the program (a controller that stops). */
+export interface CallContext {
+  signal?: AbortSignal | undefined
 }
 
-/**
- * Runs `program verb` with `input` on stdin, asynchronously (a slow
- * provisioner holds up neither the other workers nor the lease's
- * renewal). Killed after `timeoutMs`, or once stdout passes
- * MAX_ANSWER_BYTES; only the tail of stderr is kept.
- */
-const runProgram = (program: string, verb: string, input: string, timeoutMs: number): Promise<ProgramOutput> =>
-  new Promise((resolve) => {
-    const child = spawn(program, [verb], { stdio: ['pipe', 'pipe', 'pipe'] })
-    const out: Buffer[] = []
-    let outBytes = 0
-    let stderr = ''
-    let killedFor: string | undefined
-    let startError: string | undefined
-    const stop = (why: string): void => {
-      killedFor ??= why
-      child.kill('SIGKILL')
-    }
-    const timer = setTimeout(() => stop(`took longer than ${timeoutMs / 1000}s and was killed`), timeoutMs)
-    child.stdout.on('data', (b: Buffer) => {
-      outBytes += b.length
-      if (outBytes > MAX_ANSWER_BYTES) return stop(`printed more than ${MAX_ANSWER_BYTES} bytes and was killed`)
-      out.push(b)
-    })
-    child.stderr.on('data', (b: Buffer) => {
-      stderr = (stderr + b.toString('utf8')).slice(-4000)
-    })
-    // A provisioner that exits without reading its input closes the pipe under us: its exit status tells.
-    child.stdin.on('error', () => {})
-    child.stdin.end(input)
-    child.on('error', (er: NodeJS.ErrnoException) => {
-      if (child.pid === undefined) startError = er.code === 'ENOENT' ? 'no such file' : er.code === 'EACCES' ? 'not executable' : er.message
-    })
-    child.on('close', (status, signal) => {
-      clearTimeout(timer)
-      resolve({
-        status,
-        signal,
-        stdout: Buffer.concat(out).toString('utf8'),
-        stderr: stderr.trim().slice(-2000),
-        ...(startError !== undefined ? { startError } : {}),
-        ...(killedFor !== undefined ? { killedFor } : {}),
-      })
-    })
-  })
-
-/** Runs `program verb` with `input` on stdin; its JSON answer, or EFAILED with its stderr. */
-const callExec = async (program: string, verb: 'provision' | 'delete', input: unknown, timeoutMs: number): Promise<Record<string, unknown>> => {
-  const r = await runProgram(program, verb, JSON.stringify(input), timeoutMs)
-  const said = r.stderr ? `: ${r.stderr}` : ''
-  if (r.startError !== undefined) throw new PodctlError('EFAILED', `cannot run provisioner ${program}: ${r.startError}`)
-  if (r.killedFor !== undefined) throw new PodctlError('EFAILED', `provisioner ${program} ${verb} ${r.killedFor}${said}`)
-  if (r.status !== 0) throw new PodctlError('EFAILED', `provisioner ${program} ${verb} failed (${r.signal ? `killed by ${r.signal}` : `exit code ${r.status}`})${said}`)
+/** Runs `program verb` with `input` on stdin; its JSON answer, or EFAILED with its stderr (one line). */
+const callExec = async (program: string, shown: string, verb: 'provision' | 'delete', input: unknown, timeoutMs: number, ctx: CallContext): Promise<Record<string, unknown>> => {
+  const r = await runBounded(program, [verb], { input: JSON.stringify(input), timeoutMs, maxStdoutBytes: MAX_ANSWER_BYTES, ...(ctx.signal ? { signal: ctx.signal } : {}) })
+  const stderr = oneLine(r.stderr.trim().slice(-2000))
+  const said = stderr ? `: ${stderr}` : ''
+  if (r.startError !== undefined) throw new PodctlError('EFAILED', `cannot run provisioner ${shown} (${program}): ${r.startError}`)
+  if (r.killedFor !== undefined && ctx.signal?.aborted) throw new CallStopped(`provisioner ${shown} ${verb} ${r.killedFor}`)
+  if (r.killedFor !== undefined) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} ${r.killedFor}${said}`)
+  if (r.status !== 0) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} failed (${r.signal ? `killed by ${r.signal}` : `exit code ${r.status}`})${said}`)
   let answer: unknown
   try {
-    answer = JSON.parse(r.stdout)
+    answer = JSON.parse(r.stdout.toString('utf8'))
   } catch {
-    throw new PodctlError('EFAILED', `provisioner ${program} ${verb} printed no JSON object on stdout${said}`)
+    throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} printed no JSON object on stdout${said}`)
   }
-  if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) throw new PodctlError('EFAILED', `provisioner ${program} ${verb} printed ${JSON.stringify(answer)}, not a JSON object`)
+  if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} printed ${shortJson(answer)}, not a JSON object`)
   return answer as Record<string, unknown>
+}
+
+/** A value from outside in a message: JSON (so control characters are escaped), cut short. */
+const shortJson = (v: unknown): string => {
+  const text = JSON.stringify(v) ?? String(v)
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text
 }
 
 /** The class's per-call timeout (`--param timeout=DURATION`). */
 const execTimeout = (cls: { parameters: Record<string, string> }): number =>
   cls.parameters.timeout === undefined ? DEFAULT_EXEC_TIMEOUT_MS : parseDuration(cls.parameters.timeout)
 
-/** `exec:/abs/path`: the CONTRACT §8 protocol. */
-export const execProvisioner = (program: string): Provisioner => ({
-  provision: async (req) => {
-    const input = {
-      volume_name: req.volumeName,
-      claim: req.claim,
-      class: { name: req.class.name, parameters: req.class.parameters },
-      data_dir: req.dataDir,
-    }
-    const a = await callExec(program, 'provision', input, execTimeout(req.class))
-    if (a.state === 'background') return { state: 'Background', message: `provisioner ${program} is still provisioning ${req.volumeName}` }
-    if (typeof a.path !== 'string' || !a.path.startsWith('/')) throw new PodctlError('EFAILED', `provisioner ${program} answered ${JSON.stringify(a)}: "path" must be an absolute path`)
-    if (a.capacity_bytes !== undefined && a.capacity_bytes !== null && !Number.isSafeInteger(a.capacity_bytes)) {
-      throw new PodctlError('EFAILED', `provisioner ${program} answered ${JSON.stringify(a)}: "capacity_bytes" must be an integer`)
-    }
-    if (!fs.statSync(a.path, { throwIfNoEntry: false })?.isDirectory()) throw new PodctlError('EFAILED', `provisioner ${program} answered path ${a.path}, which is not a directory`)
-    return { state: 'Finished', volume: { path: a.path, capacityBytes: (a.capacity_bytes as number | undefined) ?? null } }
-  },
-  delete: async (v) => {
-    const a = await callExec(program, 'delete', v, execTimeout(v))
-    if (typeof a.ignored === 'string') throw new IgnoredError(a.ignored)
-  },
-})
+/**
+ * An `exec` provisioner: the CONTRACT §8 protocol, its answers checked as
+ * untrusted input. `program` is the program to run, or how to find it at
+ * each call (a node's configuration may change between calls); `shown`
+ * names it in messages (`exec:NAME`).
+ */
+export const execProvisioner = (program: string | (() => string), shown = typeof program === 'string' ? `exec:${program}` : 'exec'): Provisioner => {
+  const which = typeof program === 'string' ? () => program : program
+  return {
+    provision: async (req, ctx = {}) => {
+      const input = {
+        volume_name: req.volumeName,
+        claim: req.claim,
+        class: { name: req.class.name, parameters: req.class.parameters },
+        data_dir: req.dataDir,
+      }
+      const a = await callExec(which(), shown, 'provision', input, execTimeout(req.class), ctx)
+      if (a.state === 'background') return { state: 'Background', message: `provisioner ${shown} is still provisioning ${req.volumeName}` }
+      const bad = answeredPathProblem(a.path, { root: req.class.parameters.root, dataDir: req.dataDir })
+      if (bad) throw new PodctlError('EFAILED', `provisioner ${shown} answered path ${shortJson(a.path)}, which podctl refuses: ${bad}`)
+      const cap = a.capacity_bytes
+      if (cap !== undefined && cap !== null && !(Number.isSafeInteger(cap) && (cap as number) >= 0)) {
+        throw new PodctlError('EFAILED', `provisioner ${shown} answered capacity_bytes ${shortJson(cap)}: it must be an integer of 0 or more, or null`)
+      }
+      return { state: 'Finished', volume: { path: a.path as string, capacityBytes: (cap as number | undefined) ?? null } }
+    },
+    delete: async (v, ctx = {}) => {
+      const a = await callExec(which(), shown, 'delete', v, execTimeout(v), ctx)
+      if (typeof a.ignored === 'string') throw new IgnoredError(oneLine(a.ignored))
+    },
+  }
+}
 
-/** The provisioner a class names. */
-export const provisionerOf = (cls: Pick<VolumeClass, 'provisioner'>): Provisioner =>
-  cls.provisioner === 'local' ? localProvisioner : execProvisioner(cls.provisioner.slice('exec:'.length))
+export interface ProvisionerOptions {
+  /** The node's provisioners directory (--provisioners-dir). */
+  provisionersDir?: string | undefined
+  /** A class or volume of a fleet: its exec provisioner is a name, never a path. */
+  fleet?: boolean | undefined
+  /** This node's name, for messages. */
+  node?: string | undefined
+}
+
+/** The provisioner a class (or a provisioned volume's record) names. */
+export const provisionerOf = (cls: Pick<VolumeClass, 'provisioner'>, opts: ProvisionerOptions = {}): Provisioner =>
+  cls.provisioner === 'local'
+    ? localProvisioner
+    : execProvisioner(() => programOf(cls.provisioner, { dir: opts.provisionersDir, fleet: opts.fleet, node: opts.node }), oneLine(cls.provisioner))
+
+/**
+ * What the external-provisioner does with a volume smaller than asked
+ * for: the provisioning failed, and what was made is handed to delete at
+ * once. Undefined when `result` is large enough (or says nothing of its
+ * size, as CSI's 0 means unknown); else the failure to record, the
+ * delete's outcome included.
+ */
+export const tooSmall = async (provisioner: Provisioner, req: ProvisionRequest, volume: ProvisionedVolume, ctx: CallContext = {}): Promise<PodctlError | undefined> => {
+  const asked = req.claim.size_bytes
+  const got = volume.capacityBytes
+  if (asked === null || got === null || got >= asked) return undefined
+  const why = `created volume capacity ${got} is less than requested ${asked}`
+  const v: VolumeToDelete = {
+    name: req.volumeName,
+    kind: 'persistent',
+    path: volume.path ?? '',
+    created_at: new Date().toISOString(),
+    reclaim: 'delete',
+    access_mode: req.claim.access_mode as VolumeToDelete['access_mode'],
+    size_limit_bytes: null,
+    phase: 'released',
+    claims: [],
+    in_use_by: [],
+    claim: req.claim.name,
+    events: [],
+    capacity_bytes: got,
+    class: req.class.name,
+    parameters: req.class.parameters,
+  }
+  try {
+    await provisioner.delete(v, ctx)
+  } catch (er) {
+    if (!(er instanceof IgnoredError)) return new PodctlError('EFAILED', `${why}; deleting it failed, it may be left behind: ${oneLine((er as Error).message)}`)
+  }
+  return new PodctlError('EFAILED', `${why}; it was handed to the provisioner's delete`)
+}

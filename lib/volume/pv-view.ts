@@ -72,7 +72,7 @@ export const pvInspect = (dataDir: string, name: string): PvInspectView => {
 
 const dash = (x: unknown): string => (x === null || x === undefined ? '-' : String(x))
 
-/** key=value lines, like `podctl status`. */
+/** key=value lines, like `podctl status`; each value one line (a path may be a provisioner's answer). */
 export const pvInspectLines = (v: PvInspectView): string => {
   const lines = [
     `name=${v.name}`,
@@ -93,5 +93,5 @@ export const pvInspectLines = (v: PvInspectView): string => {
   const last = v.events.at(-1)
   if (last) lines.push(`last-event=${last.time} ${last.type} ${last.reason}: ${oneLine(last.message)}`)
   for (const c of v.claims) lines.push(`claim-${c.pod}=${c.mode}${c.read_only ? ',read-only' : ''},${c.running ? 'running' : 'not-running'}`)
-  return `${lines.join('\n')}\n`
+  return `${lines.map(oneLine).join('\n')}\n`
 }

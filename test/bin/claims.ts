@@ -55,7 +55,7 @@ t.test('bad class and claim input: exit 2, a message, no stack, nothing written'
   const cases: [string[], RegExp][] = [
     [['volume', 'class', 'create', 'Bad_Name', '--provisioner', 'local'], /invalid class name/],
     [['volume', 'class', 'create', 'c', '--provisioner', 'nfs'], /unknown provisioner "nfs"/],
-    [['volume', 'class', 'create', 'c', '--provisioner', 'exec:relative/prog'], /must be an absolute path/],
+    [['volume', 'class', 'create', 'c', '--provisioner', 'exec:relative/prog'], /names no program/],
     [['volume', 'class', 'create', 'c', '--provisioner', 'local', '--param', 'color=blue'], /local provisioner has no parameter "color"/],
     [['volume', 'class', 'create', 'c', '--provisioner', 'local', '--param', 'sizeLimit=lots'], /invalid parameter sizeLimit/],
     [['volume', 'class', 'create', 'c', '--provisioner', 'local', '--param', 'novalue'], /expected KEY=VALUE/],

@@ -11,6 +11,7 @@ import http from 'node:http'
 import path from 'node:path'
 import { BIN, pollUntil, type Teardown } from '../helpers/common.js'
 import { podctl, podctlAsync } from '../helpers/cli-util.js'
+import { alive } from '../helpers/run-util.js'
 
 /** Fast timings, so that failover is seen in a fraction of a second. */
 const FAST = ['--retry-period', '100ms', '--lease-duration', '1500ms', '--renew-deadline', '1s']
@@ -272,4 +273,39 @@ t.test('exactly once: 24 claims under three controllers and 8 inline runs at onc
   const vs = volumes(dir)
   t.equal(vs.length, names.length, 'as many volumes as claims')
   t.equal(new Set(names.map((n) => claim(dir, n).volume)).size, names.length, 'each claim its own volume')
+})
+
+t.test('SIGTERM with a provisioner in hand: exit 0 within 2 s, the provisioner killed with its children, the claim taken up again', async (t) => {
+  const dir = setUp(t)
+  const base = path.dirname(dir)
+  const pids = path.join(base, 'pids')
+  const store = path.join(base, 'store')
+  fs.mkdirSync(store)
+  // Slow the first time (and its child holds stdout), quick after: the second controller finds it done.
+  const prog = path.join(base, 'slow.sh')
+  fs.writeFileSync(
+    prog,
+    `#!/bin/sh\ninput=$(cat)\nname=$(printf '%s' "$input" | sed -n 's/.*"volume_name":"\\([^"]*\\)".*/\\1/p')\nif [ ! -e ${JSON.stringify(pids)} ]; then sleep 60 & echo "$$ $!" > ${JSON.stringify(pids)}; wait; fi\nmkdir -p ${JSON.stringify(store)}/"$name"\nprintf '{"path":"%s/%s"}' ${JSON.stringify(store)} "$name"\n`,
+    { mode: 0o755 },
+  )
+  t.equal(podctl(dir, ['volume', 'class', 'create', 'slow', '--provisioner', `exec:${prog}`]).status, 0)
+  t.equal(podctl(dir, ['volume', 'claim', 'create', 'db', '--class', 'slow']).status, 0)
+  const c = startController(t, dir, 'busy')
+  await pollUntil('the provisioner to be running', () => fs.existsSync(pids) && fs.readFileSync(pids, 'utf8').endsWith('\n'))
+  const [shell, child] = fs.readFileSync(pids, 'utf8').trim().split(' ').map(Number)
+  t.teardown(() => {
+    for (const p of [shell!, child!]) if (alive(p)) process.kill(p, 'SIGKILL')
+  })
+  const sent = Date.now()
+  c.proc.kill('SIGTERM')
+  t.match(await c.exited, { code: 0 }, 'exit 0')
+  const took = Date.now() - sent
+  t.ok(took <= 2000 + 250, `exited ${took} ms after SIGTERM (contract: 2 s)`)
+  await pollUntil('the provisioner and its child killed', () => !alive(shell) && !alive(child), { intervalMs: 20, polls: 100 })
+  t.match(c.log(), /stopped with work in hand/)
+  t.match(claim(dir, 'db'), { phase: 'pending' }, 'the claim is still pending')
+  t.match(lease(dir), { holder: null }, 'the lease is given back')
+  const again = podctl(dir, ['controller', '--once', '--identity', 'next'])
+  t.equal(again.status, 0, again.stderr)
+  t.match(claim(dir, 'db'), { phase: 'bound', provisioned_by: 'next' }, 'the next controller asks again for the same volume and binds it')
 })

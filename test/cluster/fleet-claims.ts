@@ -27,8 +27,12 @@ interface Claim {
   uid?: string
 }
 
-/** An exec provisioner that logs every call (one line each) and makes its volume's directory on "shared storage". */
-const provisioner = (dir: string): { program: string; calls: () => string[] } => {
+/**
+ * An exec provisioner that logs every call (one line each) and makes its
+ * volume's directory on "shared storage"; `dir` is every node's
+ * provisioners directory (--provisioners-dir), where it is "shared".
+ */
+const provisioner = (dir: string): { program: string; dir: string; calls: () => string[] } => {
   const log = path.join(dir, 'calls.log')
   const shared = path.join(dir, 'shared')
   fs.mkdirSync(shared)
@@ -37,7 +41,9 @@ const provisioner = (dir: string): { program: string; calls: () => string[] } =>
     program,
     `#!/bin/sh
 input=$(cat)
-name=$(printf '%s' "$input" | sed 's/.*"volume_name":"\\([^"]*\\)".*/\\1/')
+name=$(printf '%s' "$input" | sed -n 's/.*"\\(volume_\\)\\{0,1\\}name":"\\(pvc-[^"]*\\)".*/\\2/p')
+# No request: the podctl that started it was killed before it wrote one (as the crash test's provisioner says).
+[ -n "$name" ] || { echo "no volume name in the request" >&2; exit 1; }
 echo "$1 $name" >> ${log}
 if [ "$1" = provision ]; then
   sleep 0.2
@@ -50,7 +56,10 @@ fi
 `,
     { mode: 0o755 },
   )
-  return { program, calls: () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) : []) }
+  const provisioners = path.join(dir, 'provisioners')
+  fs.mkdirSync(provisioners, { mode: 0o755 })
+  fs.symlinkSync(program, path.join(provisioners, 'shared'))
+  return { program, dir: provisioners, calls: () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) : []) }
 }
 
 /**
@@ -101,7 +110,7 @@ t.test('classes and claims are the fleet\'s: made on one node, seen and used fro
   const fleet = (i: number, args: string[]) => podctl(dirs[i]!, ['--cluster', etcd.endpoints, '--node', NODES[i]!, ...args])
   const prov = provisioner(dataDir(t))
 
-  t.equal(fleet(0, ['volume', 'class', 'create', 'shared', '--provisioner', `exec:${prov.program}`, '--default']).status, 0)
+  t.equal(fleet(0, ['volume', 'class', 'create', 'shared', '--provisioner', 'exec:shared', '--default']).status, 0)
   t.match(fleet(1, ['volume', 'class', 'list']).stdout, /^shared \(default\)\s+exec:/m, 'n1 sees the class n0 made')
   t.equal(fleet(1, ['volume', 'claim', 'create', 'data', '--size', '1M']).status, 0)
   const seen = JSON.parse(fleet(2, ['volume', 'claim', 'inspect', 'data', '--format', 'json']).stdout) as Claim & { class: string }
@@ -110,7 +119,7 @@ t.test('classes and claims are the fleet\'s: made on one node, seen and used fro
   const again = fleet(2, ['volume', 'class', 'create', 'shared', '--provisioner', 'local', '--param', 'node=n2'])
   t.equal(again.status, 4, 'a class of the same name from another node: exit 4')
   t.match(again.stderr, /volume class shared already exists in the fleet/)
-  const dflt = fleet(2, ['volume', 'class', 'create', 'other', '--provisioner', `exec:${prov.program}`, '--default'])
+  const dflt = fleet(2, ['volume', 'class', 'create', 'other', '--provisioner', 'exec:shared', '--default'])
   t.equal(dflt.status, 4, 'a second default: exit 4')
   t.match(dflt.stderr, /volume class shared is already the fleet's default/)
   const used = fleet(0, ['volume', 'class', 'rm', 'shared'])
@@ -155,13 +164,13 @@ t.test('8 concurrent runs on 3 nodes of pods mounting one new claim: one provisi
       volumes: [{ name: 'd', kind: 'persistent', claim: 'fresh', class: 'shared', accessMode: 'ReadWriteMany' }],
     }),
   )
-  t.equal(podctl(dirs[0]!, ['--cluster', etcd.endpoints, 'volume', 'class', 'create', 'shared', '--provisioner', `exec:${prov.program}`]).status, 0)
+  t.equal(podctl(dirs[0]!, ['--cluster', etcd.endpoints, 'volume', 'class', 'create', 'shared', '--provisioner', 'exec:shared']).status, 0)
   for (let round = 0; round < 3; round++) {
     const claim = `fresh-${round}`
     const text = fs.readFileSync(manifestFile, 'utf8').replace(/"fresh(-\d+)?"/, `"${claim}"`)
     fs.writeFileSync(manifestFile, text)
     const before = prov.calls().length
-    const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => podctlAsync(t, dirs[i % 3]!, ['--cluster', etcd.endpoints, '--node', NODES[i % 3]!, 'run', '--manifest', manifestFile])))
+    const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => podctlAsync(t, dirs[i % 3]!, ['--cluster', etcd.endpoints, '--node', NODES[i % 3]!, 'run', '--manifest', manifestFile, '--provisioners-dir', prov.dir])))
     for (const r of runs) t.equal(r.status, 0, r.stderr)
     const paths = new Set(runs.map((r) => r.stdout.trim()))
     t.equal(paths.size, 1, `round ${round}: all 8 pods mounted the same volume (${[...paths].join(', ')})`)
@@ -176,13 +185,13 @@ t.test('3 controllers: one leader, 50 claims bound once each, failover after SIG
   const prov = provisioner(dataDir(t))
   const fleet = (i: number, args: string[]) => podctl(dirs[i]!, ['--cluster', etcd.endpoints, '--node', NODES[i]!, ...args])
   const status = (): { holder: string | null; node: string | null; transitions: number } => JSON.parse(fleet(0, ['controller', 'status', '--format', 'json']).stdout)
-  t.equal(fleet(0, ['volume', 'class', 'create', 'shared', '--provisioner', `exec:${prov.program}`, '--default']).status, 0)
+  t.equal(fleet(0, ['volume', 'class', 'create', 'shared', '--provisioner', 'exec:shared', '--default']).status, 0)
   const checker = await invariantChecker(t, etcd.endpoints)
 
   const controllers: Running[] = []
   const logs: string[] = ['', '', '']
   const start = (i: number): void => {
-    const c = startPodctl(t, dirs[i]!, ['--cluster', etcd.endpoints, '--node', NODES[i]!, 'controller', '--lease-duration', `${LEASE_MS}ms`, '--renew-deadline', '1500ms', '--retry-period', `${RETRY_MS}ms`, '--resync', '5s', '--log-format', 'json'])
+    const c = startPodctl(t, dirs[i]!, ['--cluster', etcd.endpoints, '--node', NODES[i]!, 'controller', '--lease-duration', `${LEASE_MS}ms`, '--renew-deadline', '1500ms', '--retry-period', `${RETRY_MS}ms`, '--resync', '5s', '--log-format', 'json', '--provisioners-dir', prov.dir])
     logs[i] = ''
     c.child.stderr?.on('data', (s: Buffer) => (logs[i] += String(s)))
     controllers[i] = c
@@ -249,7 +258,7 @@ t.test('3 controllers: one leader, 50 claims bound once each, failover after SIG
   t.equal(status().transitions, 3, 'controller status counts 3 transitions')
 
   // Removing claims: the leader deletes their volumes once each.
-  for (let i = 0; i < 5; i++) t.equal(fleet(i % 3, ['volume', 'claim', 'rm', `c${i}`]).status, 0)
+  for (let i = 0; i < 5; i++) t.equal(fleet(i % 3, ['volume', 'claim', 'rm', `c${i}`, '--provisioners-dir', prov.dir]).status, 0)
   await pollUntil('5 deletes', () => prov.calls().filter((c) => c.startsWith('delete')).length >= 5, { intervalMs: 100, polls: 100 })
   await new Promise((r) => setTimeout(r, 1000))
   t.equal(prov.calls().filter((c) => c.startsWith('delete')).length, 5, 'five deletes, no more')
@@ -266,9 +275,9 @@ t.test('two of three etcd members killed: nothing provisioned, fleet commands ex
   const dirs = NODES.map(() => dataDir(t))
   const prov = provisioner(dataDir(t))
   const fleet = (i: number, args: string[]) => podctl(dirs[i]!, ['--cluster', etcd.endpoints, '--node', NODES[i]!, ...args])
-  t.equal(fleet(0, ['volume', 'class', 'create', 'shared', '--provisioner', `exec:${prov.program}`, '--default']).status, 0)
+  t.equal(fleet(0, ['volume', 'class', 'create', 'shared', '--provisioner', 'exec:shared', '--default']).status, 0)
   const controllers = NODES.map((n, i) =>
-    startPodctl(t, dirs[i]!, ['--cluster', etcd.endpoints, '--node', n, 'controller', '--lease-duration', `${LEASE_MS}ms`, '--renew-deadline', '1500ms', '--retry-period', `${RETRY_MS}ms`, '--resync', '2s']),
+    startPodctl(t, dirs[i]!, ['--cluster', etcd.endpoints, '--node', n, 'controller', '--lease-duration', `${LEASE_MS}ms`, '--renew-deadline', '1500ms', '--retry-period', `${RETRY_MS}ms`, '--resync', '2s', '--provisioners-dir', prov.dir]),
   )
   await pollUntil('a leader', () => JSON.parse(fleet(0, ['controller', 'status', '--format', 'json']).stdout).alive === true, { intervalMs: 100, polls: 100 })
   for (let i = 0; i < 5; i++) t.equal(fleet(i % 3, ['volume', 'claim', 'create', `early-${i}`]).status, 0)

@@ -35,6 +35,10 @@ export interface EtcdCluster {
   kill(i: number): Promise<void>
   /** Starts member i again with its existing data dir (rejoins the cluster); resolves once it answers /health. */
   restart(i: number): Promise<void>
+  /** Stops member i with SIGSTOP: its connections stay open and nothing answers on them (a hung member). */
+  pause(i: number): void
+  /** Lets a paused member i go on (SIGCONT). */
+  resume(i: number): void
   /** Stops every member (SIGKILL) and removes the data dirs. Safe to call twice. */
   stop(): Promise<void>
 }
@@ -279,6 +283,16 @@ const tryStart = async (size: number): Promise<EtcdCluster> => {
     kill: async (i) => {
       check(i)
       await kill(i)
+    },
+    pause: (i) => {
+      check(i)
+      const pid = procs[i]?.child.pid
+      if (pid !== undefined) process.kill(-pid, 'SIGSTOP')
+    },
+    resume: (i) => {
+      check(i)
+      const pid = procs[i]?.child.pid
+      if (pid !== undefined) process.kill(-pid, 'SIGCONT')
     },
     restart: async (i) => {
       const m = check(i)

@@ -1,10 +1,11 @@
 #!/bin/sh
 # dir-provisioner.sh: a podctl exec provisioner that makes one directory per
-# volume under a base directory (class parameter "base"), for example on
-# another file system than the data dir.
+# volume under a root directory (class parameter "root"), for example on
+# another file system than the data dir. podctl checks every answer against
+# the same parameter: a volume is always below the root.
 #
-#   podctl volume class create dirs \
-#     --provisioner exec:/abs/path/dir-provisioner.sh --param base=/srv/volumes
+#   install -D -m 755 dir-provisioner.sh /etc/podctl/provisioners/dir
+#   podctl volume class create dirs --provisioner exec:dir --param root=/srv/volumes
 #
 #   dir-provisioner.sh provision < request.json  ->  {"path": "BASE/NAME", "capacity_bytes": N}
 #   dir-provisioner.sh delete    < volume.json   ->  {} or {"ignored": "why"}
@@ -79,20 +80,20 @@ check_name() {
   esac
 }
 
-# The canonical base directory (parameter "base"), which must exist.
+# The canonical root directory (parameter "root"), which must exist.
 check_base() {
-  [ -n "$1" ] || die "class parameter \"base\" is missing: podctl volume class create NAME --provisioner exec:$0 --param base=/abs/dir"
+  [ -n "$1" ] || die "class parameter \"root\" is missing: podctl volume class create CLASS --provisioner exec:${0##*/} --param root=/abs/dir"
   case $1 in
   /*) ;;
-  *) die "class parameter base=$1 must be an absolute path" ;;
+  *) die "class parameter root=$1 must be an absolute path" ;;
   esac
-  [ -d "$1" ] || die "base directory $1 does not exist or is not a directory (create it first)"
-  realpath -e -- "$1" || die "cannot resolve base directory $1"
+  [ -d "$1" ] || die "root directory $1 does not exist or is not a directory (create it first)"
+  realpath -e -- "$1" || die "cannot resolve root directory $1"
 }
 
 provision() {
   volume_name='' base='' size='' claim=''
-  vars=$(json_get volume_name=volume_name base=class.parameters.base size=claim.size_bytes claim=claim.name) || die "bad provision request"
+  vars=$(json_get volume_name=volume_name base=class.parameters.root size=claim.size_bytes claim=claim.name) || die "bad provision request"
   eval "$vars"
   check_name "$volume_name"
   base=$(check_base "$base") || exit 1
@@ -115,24 +116,24 @@ provision() {
 
 delete() {
   name='' path='' base=''
-  vars=$(json_get name=name path=path base=parameters.base) || die "bad delete request"
+  vars=$(json_get name=name path=path base=parameters.root) || die "bad delete request"
   eval "$vars"
   if [ -z "$path" ] || [ -z "$base" ]; then
-    json_put "ignored=volume $name has no path or no base parameter: not made by $PROG"
+    json_put "ignored=volume $name has no path or no root parameter: not made by $PROG"
     return
   fi
   check_name "$name"
   case $base in
   /*) ;;
-  *) json_put "ignored=base $base is not an absolute path: not made by $PROG"; return ;;
+  *) json_put "ignored=root $base is not an absolute path: not made by $PROG"; return ;;
   esac
   if [ ! -d "$base" ]; then
-    # Its base is gone (or not mounted now): deleting now could be wrong.
-    die "base directory $base of volume $name does not exist (not mounted?); not deleting $path"
+    # Its root is gone (or not mounted now): deleting now could be wrong.
+    die "root directory $base of volume $name does not exist (not mounted?); not deleting $path"
   fi
-  real_base=$(realpath -e -- "$base") || die "cannot resolve base directory $base"
+  real_base=$(realpath -e -- "$base") || die "cannot resolve root directory $base"
   if [ "$path" != "$real_base/$name" ]; then
-    json_put "ignored=$path is not $real_base/$name: not a directory $PROG made under its base"
+    json_put "ignored=$path is not $real_base/$name: not a directory $PROG made under its root"
     return
   fi
   if [ -L "$path" ]; then

@@ -1,25 +1,27 @@
 #!/bin/sh
 # ext4-provisioner.sh: a podctl exec provisioner that gives each volume a
 # file system of its own, so that its size is a real limit: an ext4 image
-# file of the size the claim asks for, under a base directory (class
-# parameter "base"), loop-mounted. A write past the size fails with ENOSPC.
+# file whose file system holds the size the claim asks for, under a root
+# directory (class parameter "root", which podctl also checks every answer
+# against), loop-mounted. A write past the size fails with ENOSPC.
 #
-#   podctl volume class create ext4 \
-#     --provisioner exec:/abs/path/ext4-provisioner.sh --param base=/srv/ext4-volumes
+#   install -D -m 755 ext4-provisioner.sh /etc/podctl/provisioners/ext4
+#   podctl volume class create ext4 --provisioner exec:ext4 --param root=/srv/ext4-volumes
 #
-# For a volume NAME it makes, under BASE:
-#   NAME.img     the image (fallocate'd: the space is reserved on BASE's file
+# For a volume NAME it makes, under ROOT:
+#   NAME.img     the image (fallocate'd: the space is reserved on ROOT's file
 #                system; --param preallocate=false makes it sparse instead)
 #   NAME/        where the image is mounted (-o loop,nosuid,nodev)
 #   NAME/data/   the volume's directory, inside the image: the path podctl gets.
 #                It exists only while the image is mounted, so a volume whose
-#                image is not mounted fails to start instead of writing to BASE.
+#                image is not mounted fails to start instead of writing to ROOT.
 #
-#   ext4-provisioner.sh provision < request.json  ->  {"path": "BASE/NAME/data", "capacity_bytes": N}
+#   ext4-provisioner.sh provision < request.json  ->  {"path": "ROOT/NAME/data", "capacity_bytes": N}
 #   ext4-provisioner.sh delete    < volume.json   ->  {} or {"ignored": "why"}
 #
-# capacity_bytes is the size of the mounted file system (statfs), a little
-# less than the image: ext4 keeps room for its own metadata.
+# capacity_bytes is the size of the mounted file system (statfs), at least
+# the size asked for: ext4 keeps room for its own metadata, so the image is
+# made that much larger (podctl refuses a volume smaller than its claim).
 #
 # Must run as root (podctl run as root), with mkfs.ext4 (e2fsprogs), mount,
 # umount, mountpoint and losetup (util-linux), coreutils and node. Errors go
@@ -104,15 +106,52 @@ check_name() {
   esac
 }
 
-# The canonical base directory (parameter "base"), which must exist.
+# The canonical root directory (parameter "root"), which must exist.
 check_base() {
-  [ -n "$1" ] || die "class parameter \"base\" is missing: podctl volume class create NAME --provisioner exec:$0 --param base=/abs/dir"
+  [ -n "$1" ] || die "class parameter \"root\" is missing: podctl volume class create CLASS --provisioner exec:${0##*/} --param root=/abs/dir"
   case $1 in
   /*) ;;
-  *) die "class parameter base=$1 must be an absolute path" ;;
+  *) die "class parameter root=$1 must be an absolute path" ;;
   esac
-  [ -d "$1" ] || die "base directory $1 does not exist or is not a directory (create it first)"
-  realpath -e -- "$1" || die "cannot resolve base directory $1"
+  [ -d "$1" ] || die "root directory $1 does not exist or is not a directory (create it first)"
+  realpath -e -- "$1" || die "cannot resolve root directory $1"
+}
+
+# The size (bytes) of the ext4 file system in image $1, mounted read-only on $2 for a moment.
+fs_capacity() {
+  mkdir -p -m 0700 -- "$2" || die "cannot create $2"
+  # Left mounted by a call killed halfway: unmounted first.
+  while mountpoint -q -- "$2" 2>/dev/null; do umount -- "$2" || die "cannot unmount $2"; done
+  out=$(mount -t ext4 -o loop,ro,nosuid,nodev,noexec -- "$1" "$2" 2>&1) || { rmdir -- "$2"; die "cannot mount $1 on $2: $out (are loop devices available?)"; }
+  cap=$(stat -f -c '%b %S' -- "$2" | awk '{ printf "%.0f", $1 * $2 }')
+  umount -- "$2" || die "cannot unmount $2"
+  rmdir -- "$2"
+  echo "$cap"
+}
+
+# Makes image $1 whose file system holds at least $2 bytes: ext4's metadata
+# (journal, inode tables) takes room of its own, so the image is made
+# larger by what the last try fell short of, until it fits.
+make_image() {
+  want=$2
+  try=$2
+  for attempt in 1 2 3 4 5; do
+    detach_loops "$1"
+    rm -f -- "$1"
+    case $3 in
+    true) out=$(fallocate -l "$try" -- "$1" 2>&1) || { rm -f -- "$1"; die "cannot reserve $try bytes for $1: $out"; } ;;
+    false) out=$(truncate -s "$try" -- "$1" 2>&1) || { rm -f -- "$1"; die "cannot create $1: $out"; } ;;
+    *) die "class parameter preallocate=$3: expected true or false" ;;
+    esac
+    # -m 0: no blocks kept for root, so every app sees the same capacity.
+    out=$(mkfs.ext4 -q -F -m 0 -- "$1" 2>&1) || { rm -f -- "$1"; die "mkfs.ext4 failed on $1: $out"; }
+    cap=$(fs_capacity "$1" "$4") || { rm -f -- "$1"; exit 1; }
+    [ "$cap" -ge "$want" ] && return 0
+    # Short by this much (and a little more: a larger file system has larger tables).
+    try=$((try + (want - cap) + (want - cap) / 8 + 65536))
+  done
+  rm -f -- "$1"
+  die "could not make an ext4 image that holds $want bytes (the last held $cap)"
 }
 
 # Detaches every loop device still backed by image $1 (left by a crash between attaching and mounting).
@@ -125,7 +164,7 @@ detach_loops() {
 provision() {
   check_host mkfs.ext4 mount mountpoint losetup
   volume_name='' base='' size='' claim='' prealloc=''
-  vars=$(json_get volume_name=volume_name base=class.parameters.base size=claim.size_bytes claim=claim.name prealloc=class.parameters.preallocate) ||
+  vars=$(json_get volume_name=volume_name base=class.parameters.root size=claim.size_bytes claim=claim.name prealloc=class.parameters.preallocate) ||
     die "bad provision request"
   eval "$vars"
   check_name "$volume_name"
@@ -141,14 +180,7 @@ provision() {
       [ -n "$size" ] || die "claim ${claim:-?} asks for no size: an ext4 volume needs one (podctl volume claim create ${claim:-NAME} --size 1Gi, or \"size\" in the manifest)"
       [ "$size" -ge "$MIN_BYTES" ] || die "claim ${claim:-?} asks for $size bytes: an ext4 volume needs at least $MIN_BYTES"
       # Made aside and renamed when complete: an image is never half made.
-      rm -f -- "$img.tmp"
-      case ${prealloc:-true} in
-      true) out=$(fallocate -l "$size" -- "$img.tmp" 2>&1) || { rm -f -- "$img.tmp"; die "cannot reserve $size bytes for $img under $base: $out"; } ;;
-      false) out=$(truncate -s "$size" -- "$img.tmp" 2>&1) || { rm -f -- "$img.tmp"; die "cannot create $img: $out"; } ;;
-      *) die "class parameter preallocate=$prealloc: expected true or false" ;;
-      esac
-      # -m 0: no blocks kept for root, so every app sees the same capacity.
-      out=$(mkfs.ext4 -q -F -m 0 -- "$img.tmp" 2>&1) || { rm -f -- "$img.tmp"; die "mkfs.ext4 failed on $img.tmp: $out"; }
+      make_image "$img.tmp" "$size" "${prealloc:-true}" "$base/.$volume_name.probe"
       mv -- "$img.tmp" "$img" || die "cannot rename $img.tmp to $img"
     fi
     if [ -L "$mnt" ] || { [ -e "$mnt" ] && [ ! -d "$mnt" ]; }; then
@@ -168,24 +200,24 @@ provision() {
 
 delete() {
   name='' path='' base=''
-  vars=$(json_get name=name path=path base=parameters.base) || die "bad delete request"
+  vars=$(json_get name=name path=path base=parameters.root) || die "bad delete request"
   eval "$vars"
   if [ -z "$path" ] || [ -z "$base" ]; then
-    json_put "ignored=volume $name has no path or no base parameter: not made by $PROG"
+    json_put "ignored=volume $name has no path or no root parameter: not made by $PROG"
     return
   fi
   check_name "$name"
   case $base in
   /*) ;;
-  *) json_put "ignored=base $base is not an absolute path: not made by $PROG"; return ;;
+  *) json_put "ignored=root $base is not an absolute path: not made by $PROG"; return ;;
   esac
   check_host umount mountpoint losetup
-  [ -d "$base" ] || die "base directory $base of volume $name does not exist (not mounted?); not deleting $path"
-  real_base=$(realpath -e -- "$base") || die "cannot resolve base directory $base"
+  [ -d "$base" ] || die "root directory $base of volume $name does not exist (not mounted?); not deleting $path"
+  real_base=$(realpath -e -- "$base") || die "cannot resolve root directory $base"
   mnt=$real_base/$name
   img=$real_base/$name.img
   if [ "$path" != "$mnt/data" ]; then
-    json_put "ignored=$path is not $mnt/data: not a volume $PROG made under its base"
+    json_put "ignored=$path is not $mnt/data: not a volume $PROG made under its root"
     return
   fi
   # Unmount every mount stacked on the mount point (the loop device goes with
@@ -197,6 +229,10 @@ delete() {
     out=$(umount -- "$mnt" 2>&1) || die "cannot unmount $mnt: $out (is a process still using it? fuser -vm $mnt)"
   done
   detach_loops "$img"
+  detach_loops "$img.tmp"
+  probe=$real_base/.$name.probe
+  while mountpoint -q -- "$probe" 2>/dev/null; do umount -- "$probe" || die "cannot unmount $probe"; done
+  [ ! -d "$probe" ] || rmdir -- "$probe" || die "cannot remove $probe"
   rm -f -- "$img" "$img.tmp" || die "cannot remove $img"
   # Not mounted now: whatever is left in the mount point is on BASE, not in the volume.
   if [ -L "$mnt" ]; then

@@ -5,7 +5,7 @@ import { podFromUUIDString } from '../../pod/pod.js'
 import { podView } from '../../pod/view.js'
 import { addApp, removeApp, startApp, stopApp } from '../../run/apps.js'
 import type { Context } from '../context.js'
-import { formatTable, isJson, toJson, waitingLine, wantsHeader, type LegendOptions } from '../output.js'
+import { formatTable, isJson, keyValueLines, toJson, waitingLine, wantsHeader, type LegendOptions } from '../output.js'
 import { appFromCommand } from '../pod-input.js'
 import { runNewPod } from './run.js'
 
@@ -75,5 +75,5 @@ export const status = (ctx: Context, dataDir: string, uuid: string, name: string
   if (a.started_at) lines.push(`started=${a.started_at}`)
   if (a.finished_at) lines.push(`finished=${a.finished_at}`)
   if (a.exit_code !== null) lines.push(`exit_code=${a.exit_code}`)
-  ctx.io.out(`${lines.join('\n')}\n`)
+  ctx.io.out(keyValueLines(lines))
 }

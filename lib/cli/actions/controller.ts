@@ -7,7 +7,7 @@ import type { ControllerCliOptions } from '../commands/controller.js'
 import type { Cluster } from '../../cluster/client.js'
 import type { FleetRef } from '../../volume/fleet-store.js'
 import type { Context } from '../context.js'
-import { isJson, toJson } from '../output.js'
+import { isJson, keyValueLines, toJson } from '../output.js'
 
 /**
  * One gc pass as `podctl gc` in a child process: a pass over 10,000 pods
@@ -29,27 +29,30 @@ const gcInChild: GcRunner = (dataDir, periods) =>
     })
   })
 
-/** The controller's log lines on stderr: text, or one JSON object a line (--log-format). */
+/** The controller's log lines on stderr: text (one line each: a provisioner's message may hold newlines), or one JSON object a line (--log-format). */
 const logger =
   (ctx: Context, opts: ControllerCliOptions) =>
   (line: string, time = new Date().toISOString()): void =>
-    ctx.io.err(opts.logFormat === 'json' ? `${JSON.stringify({ time, msg: line })}\n` : `podctl controller: ${time} ${line}\n`)
+    ctx.io.err(opts.logFormat === 'json' ? `${JSON.stringify({ time, msg: line })}\n` : `podctl controller: ${time} ${oneLine(line)}\n`)
 
 /**
  * With --cluster: this node's pods in the fleet's view (fleet.md), for as
  * long as the controller runs. The node's lease is the controller's
- * --lease-duration; etcd being away is logged and retried, never fatal.
+ * --lease-duration; etcd being away is logged and retried, never fatal;
+ * a live controller holding the node's name is (NodeTaken, exit 1).
  */
-const publishToFleet = async (ctx: Context, dataDir: string, opts: ControllerCliOptions, fleet: FleetRef, cluster: Cluster) => {
+const publishToFleet = async (ctx: Context, dataDir: string, opts: ControllerCliOptions, fleet: FleetRef, cluster: Cluster, holder: string, onTaken: (er: Error) => void) => {
   const { FleetPublisher } = await import('../../controller/fleet.js')
   const { podctlVersion } = await import('../version-info.js')
   const log = logger(ctx, opts)
   const publisher = new FleetPublisher(dataDir, cluster, {
     node: fleet.node,
+    holder,
     version: podctlVersion(),
     ttlS: Math.max(1, Math.round(opts.leaseDuration / 1000)),
     resyncMs: opts.resync,
     log,
+    onTaken,
   })
   await publisher.start()
   return { stop: (): Promise<void> => publisher.stop() }
@@ -67,8 +70,20 @@ const inFleet = async (dataDir: string, fleet: FleetRef, identity: string | unde
   const cluster = await Cluster.open(fleet.cluster)
   const id = identity ?? fleetIdentity(fleet.node)
   const store = new FleetStore(cluster, fleet.node, id)
-  return { cluster, identity: id, store: fleetStore(store, dataDir), election: new FleetElection(cluster, id, fleet.node, leaseDurationMs) }
+  return { cluster, store, identity: id, controllerStore: fleetStore(store, dataDir), election: new FleetElection(cluster, id, fleet.node, leaseDurationMs) }
 }
+
+/**
+ * How long after SIGTERM the controller may live, whatever etcd does
+ * (CONTRACT §8: 2 s). Its orderly stop takes less (controller.ts); what
+ * is still waiting on an etcd that does not answer (a call, or a gRPC
+ * connection that a stopped member never closes) keeps no process alive
+ * past this.
+ */
+const STOP_DEADLINE_MS = 1500
+
+/** Races `p` against `ms`: a step of the stop that must not wait on etcd longer. */
+const atMost = (p: Promise<unknown>, ms: number): Promise<unknown> => Promise.race([p.catch(() => undefined), new Promise((r) => setTimeout(r, Math.max(0, ms)).unref())])
 
 /** Runs the controller in the foreground until SIGTERM or SIGINT (exit 0), or one pass with --once. */
 export const runController = async (ctx: Context, dataDir: string, opts: ControllerCliOptions, fleet?: FleetRef): Promise<void> => {
@@ -76,16 +91,32 @@ export const runController = async (ctx: Context, dataDir: string, opts: Control
     throw new PodctlError('EUSAGE', `--renew-deadline (${opts.renewDeadline} ms) must be shorter than --lease-duration (${opts.leaseDuration} ms)`, 'a leader must stop working before its lease can run out')
   }
   if (opts.retryPeriod <= 0 || opts.resync <= 0) throw new PodctlError('EUSAGE', '--retry-period and --resync must be more than 0s')
+  const log = logger(ctx, opts)
   const metrics = opts.metricsAddress === undefined ? undefined : (await import('../../controller/metrics.js')).newMetrics()
   const stop = new AbortController()
-  const onSignal = (): void => stop.abort()
+  let stopAt: number | undefined
+  let publisher: { stop: () => Promise<void> } | undefined
+  let stopping: Promise<unknown> | undefined
+  const onSignal = (): void => {
+    if (stopAt !== undefined) return
+    stopAt = Date.now()
+    stop.abort()
+    // The node's lease goes at once, beside the controller's own stop.
+    stopping = publisher === undefined ? undefined : atMost(publisher.stop(), STOP_DEADLINE_MS - 400)
+    setTimeout(() => {
+      log(`stopped ${Date.now() - stopAt!} ms after the signal, without waiting further for etcd`)
+      process.exit()
+    }, STOP_DEADLINE_MS).unref()
+  }
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
+  let taken: Error | undefined
   const shared = fleet === undefined ? undefined : await inFleet(dataDir, fleet, opts.identity, opts.leaseDuration)
   const identity = shared?.identity ?? opts.identity
   const c = new ProvisionController(dataDir, null, null, {
     ...(identity !== undefined ? { identity } : {}),
-    ...(shared ? { store: shared.store, election: shared.election, gcOnEveryNode: true } : {}),
+    ...(shared ? { store: shared.controllerStore, election: shared.election, gcOnEveryNode: true } : {}),
+    ...(opts.provisionersDir !== undefined ? { provisionersDir: opts.provisionersDir } : {}),
     resyncPeriod: opts.resync,
     threadiness: opts.workers,
     exponentialBackoff: opts.exponentialBackoff,
@@ -101,22 +132,34 @@ export const runController = async (ctx: Context, dataDir: string, opts: Control
     once: opts.once === true,
     gcRunner: gcInChild,
     ...(metrics ? { metrics } : {}),
-    log: logger(ctx, opts),
+    log,
   })
   let running = true
-  const server = metrics ? await (await import('../../controller/metrics.js')).serveMetrics(metrics, opts.metricsAddress!, opts.metricsPath, () => running) : undefined
-  const publisher = shared === undefined ? undefined : await publishToFleet(ctx, dataDir, opts, fleet!, shared.cluster)
+  let server: Awaited<ReturnType<typeof import('../../controller/metrics.js').serveMetrics>> | undefined
   try {
-    await c.run(stop.signal)
+    server = metrics ? await (await import('../../controller/metrics.js')).serveMetrics(metrics, opts.metricsAddress!, opts.metricsPath, () => running) : undefined
+    if (shared && !stop.signal.aborted) {
+      // Registered before the controller campaigns: a node name held by a live controller is refused before anything is done under it.
+      const onTaken = (er: Error): void => {
+        taken = er
+        stop.abort()
+      }
+      const started = publishToFleet(ctx, dataDir, opts, fleet!, shared.cluster, shared.identity, onTaken)
+      const p = await Promise.race([started, new Promise<undefined>((r) => stop.signal.addEventListener('abort', () => r(undefined), { once: true }))])
+      if (p === undefined) void started.then((x) => x.stop()).catch(() => undefined)
+      publisher = p
+    }
+    if (!stop.signal.aborted) await c.run(stop.signal)
   } finally {
-    await publisher?.stop()
-    shared?.cluster.close()
+    await (stopping ?? atMost(publisher?.stop() ?? Promise.resolve(), STOP_DEADLINE_MS - 400))
+    shared?.store.close()
     running = false
     process.off('SIGTERM', onSignal)
     process.off('SIGINT', onSignal)
     server?.close()
     server?.closeAllConnections()
   }
+  if (taken) throw taken
 }
 
 /** The lease as `controller status` shows it. */
@@ -163,7 +206,7 @@ const fleetStatus = async (ctx: Context, fleet: FleetRef, opts: { format: string
   if (v.acquired_at) lines.push(`acquired=${v.acquired_at}`)
   if (v.lease_duration_s !== null) lines.push(`lease_duration=${v.lease_duration_s}s`)
   lines.push(`transitions=${v.transitions}`)
-  ctx.io.out(`${lines.join('\n')}\n`)
+  ctx.io.out(keyValueLines(lines))
 }
 
 export const controllerStatus = async (ctx: Context, dataDir: string, opts: { format: string }, fleet?: FleetRef): Promise<void> => {
@@ -178,5 +221,5 @@ export const controllerStatus = async (ctx: Context, dataDir: string, opts: { fo
   if (v.renewed_at) lines.push(`renewed=${v.renewed_at}`)
   if (v.lease_duration_s !== null) lines.push(`lease_duration=${v.lease_duration_s}s`)
   lines.push(`transitions=${v.transitions}`)
-  ctx.io.out(`${lines.join('\n')}\n`)
+  ctx.io.out(keyValueLines(lines))
 }

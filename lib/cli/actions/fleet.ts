@@ -1,7 +1,7 @@
 /** What the fleet commands do: `list --cluster`, `status --cluster`, `node list`, `node rm`. */
 import { Cluster, type ClusterOptions } from '../../cluster/client.js'
 import { fleetNodes, fleetPods, removeNode, type FleetPodView, type NodeView } from '../../controller/fleet.js'
-import { PodctlError } from '../../errors.js'
+import { PodctlError, oneLine } from '../../errors.js'
 import type { ListOptions } from '../commands/list.js'
 import type { Context } from '../context.js'
 import { formatTable, isJson, relativeTime, toJson, wantsHeader, type LegendOptions } from '../output.js'
@@ -35,7 +35,7 @@ export const statusFleet = (ctx: Context, options: ClusterOptions, uuid: string,
     const v = findFleetPod(await fleetPods(c), uuid)
     if (isJson(opts.format)) return ctx.io.out(toJson(v, opts.format))
     const lines = statusLines(v as Parameters<typeof statusLines>[0], ctx.io.colour)
-    ctx.io.out(`${lines}node=${v.node}\n${v.node_lost ? 'node_lost=true\n' : ''}`)
+    ctx.io.out(`${lines}node=${oneLine(v.node)}\n${v.node_lost ? 'node_lost=true\n' : ''}`)
   })
 
 const podCounts = (n: NodeView): string =>

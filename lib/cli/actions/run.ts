@@ -52,11 +52,12 @@ const ownFailureIs125 = async <T>(fn: () => Promise<T>): Promise<T> => {
 }
 
 /** How run and run-prepared wait for a controller to bind their claims: --timeout, and on a terminal what they wait for. */
-const claimWait = (ctx: Context, timeoutMs: number | undefined, fleet: FleetRef | undefined): EnsureBoundOptions => {
+const claimWait = (ctx: Context, timeoutMs: number | undefined, fleet: FleetRef | undefined, provisionersDir: string | undefined): EnsureBoundOptions => {
   let last = ''
   return {
     ...(fleet ? { fleet } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(provisionersDir !== undefined ? { provisionersDir } : {}),
     onWait: (what) => {
       if (!ctx.io.errIsTTY || what === last) return
       last = what
@@ -65,12 +66,18 @@ const claimWait = (ctx: Context, timeoutMs: number | undefined, fleet: FleetRef 
   }
 }
 
+/** What a detached supervisor is told of the pod's claims: --timeout and --provisioners-dir. */
+const detachedClaims = (opts: { timeout?: number; provisionersDir?: string }) => ({
+  ...(opts.timeout !== undefined ? { claimTimeoutMs: opts.timeout } : {}),
+  ...(opts.provisionersDir !== undefined ? { provisionersDir: opts.provisionersDir } : {}),
+})
+
 /** The new pod of `run` or `app sandbox`: detached (prints the UUID) or supervised here (sets the exit code). */
 export const runNewPod = async (
   ctx: Context,
   dataDir: string,
   manifest: PodManifest,
-  opts: { detach?: boolean; uuidFileSave?: string; timeout?: number; runtime?: string },
+  opts: { detach?: boolean; uuidFileSave?: string; timeout?: number; runtime?: string; provisionersDir?: string },
   onRunning?: (pod: Pod) => void,
   fleet?: FleetRef,
 ): Promise<void> => {
@@ -79,25 +86,25 @@ export const runNewPod = async (
   if (opts.detach) {
     // Checked here too: the detached supervisor's refusal would come after the fork.
     if (uuidFileSave !== undefined) checkUUIDFileSave(uuidFileSave)
-    ctx.io.out(`${await runDetached({ dataDir, manifest, ...(uuidFileSave !== undefined ? { uuidFileSave } : {}), ...(opts.runtime !== undefined ? { runtime: opts.runtime } : {}), ...(opts.timeout !== undefined ? { claimTimeoutMs: opts.timeout } : {}), ...(fleet ? { fleet } : {}) })}\n`)
+    ctx.io.out(`${await runDetached({ dataDir, manifest, ...(uuidFileSave !== undefined ? { uuidFileSave } : {}), ...(opts.runtime !== undefined ? { runtime: opts.runtime } : {}), ...detachedClaims(opts), ...(fleet ? { fleet } : {}) })}\n`)
     return
   }
-  const { pod, manifest: stored } = await ownFailureIs125(() => startNewPod(dataDir, manifest, { uuidFileSave, runtime: opts.runtime, claims: claimWait(ctx, opts.timeout, fleet) }))
+  const { pod, manifest: stored } = await ownFailureIs125(() => startNewPod(dataDir, manifest, { uuidFileSave, runtime: opts.runtime, claims: claimWait(ctx, opts.timeout, fleet, opts.provisionersDir) }))
   onRunning?.(pod)
   ctx.state.exitCode = await supervise(pod, stored, onRunning !== undefined)
 }
 
 /** podctl run: prepare and run a pod from the inputs. */
-export const run = async (ctx: Context, dataDir: string, command: string[], opts: PodInputOptions & { detach?: boolean; timeout?: number }, fleet?: FleetRef): Promise<void> =>
+export const run = async (ctx: Context, dataDir: string, command: string[], opts: PodInputOptions & { detach?: boolean; timeout?: number; provisionersDir?: string }, fleet?: FleetRef): Promise<void> =>
   runNewPod(ctx, dataDir, manifestFromInputs(opts, command, 'run'), opts, undefined, fleet)
 
 /** podctl run-prepared: run a prepared pod. */
-export const runPrepared = async (ctx: Context, dataDir: string, uuid: string, opts: { detach?: boolean; timeout?: number }, fleet?: FleetRef): Promise<void> => {
+export const runPrepared = async (ctx: Context, dataDir: string, uuid: string, opts: { detach?: boolean; timeout?: number; provisionersDir?: string }, fleet?: FleetRef): Promise<void> => {
   const pod = podFromUUIDString(dataDir, uuid)
   if (opts.detach) {
-    ctx.io.out(`${await runDetached({ dataDir, uuid: pod.uuid, ...(opts.timeout !== undefined ? { claimTimeoutMs: opts.timeout } : {}), ...(fleet ? { fleet } : {}) })}\n`)
+    ctx.io.out(`${await runDetached({ dataDir, uuid: pod.uuid, ...detachedClaims(opts), ...(fleet ? { fleet } : {}) })}\n`)
     return
   }
-  const started = await ownFailureIs125(async () => startPrepared(pod, claimWait(ctx, opts.timeout, fleet)))
+  const started = await ownFailureIs125(async () => startPrepared(pod, claimWait(ctx, opts.timeout, fleet, opts.provisionersDir)))
   ctx.state.exitCode = await supervise(started.pod, started.manifest)
 }

@@ -11,7 +11,7 @@ import { createClass, listClasses, readClass, removeClass, type VolumeClass } fr
 import type { ClaimCreateOptions } from '../commands/volume/claim.js'
 import type { ClassCreateOptions } from '../commands/volume/class.js'
 import type { Context } from '../context.js'
-import { formatTable, isJson, relativeTime, toJson } from '../output.js'
+import { formatTable, isJson, keyValueLines, relativeTime, toJson } from '../output.js'
 import { forEachArgument } from '../report-error.js'
 import { openFleet, type FleetRef, type FleetStore } from '../../volume/fleet-store.js'
 
@@ -59,7 +59,7 @@ export const classInspect = async (ctx: Context, dataDir: string, name: string, 
   if (isJson(opts.format)) return ctx.io.out(toJson(classView(c), opts.format))
   const lines = [`name=${c.name}`, `provisioner=${c.provisioner}`, `reclaim=${c.reclaim}`, `default=${c.default}`, `created=${c.created_at}`]
   for (const [k, v] of Object.entries(c.parameters)) lines.push(`param-${k}=${v}`)
-  ctx.io.out(`${lines.join('\n')}\n`)
+  ctx.io.out(keyValueLines(lines))
 }
 
 export const classRm = (ctx: Context, dataDir: string, names: string[], fleet?: FleetRef): Promise<void> =>
@@ -119,15 +119,16 @@ export const claimInspect = async (ctx: Context, dataDir: string, name: string, 
     `provisioned-by=${c.provisioned_by ?? '-'}`,
   ]
   for (const e of c.events) lines.push(`event=${e.time} ${e.type} ${e.reason}${e.count > 1 ? ` (x${e.count})` : ''}: ${e.message}`)
-  ctx.io.out(`${lines.join('\n')}\n`)
+  ctx.io.out(keyValueLines(lines))
 }
 
 /** Removes each claim; without a live controller, its volume's reclaim policy is applied here. */
-export const claimRm = (ctx: Context, dataDir: string, names: string[], fleet?: FleetRef): Promise<void> =>
+export const claimRm = (ctx: Context, dataDir: string, names: string[], opts: { provisionersDir?: string }, fleet?: FleetRef): Promise<void> =>
   forEachArgument(ctx, names, async (name) => {
+    const where = opts.provisionersDir !== undefined ? { provisionersDir: opts.provisionersDir } : {}
     const r = fleet
-      ? await inFleet(fleet, async (store) => removeFleetClaim(store, dataDir, name, { reclaim: !(await store.leaderLive()), identity: store.identity }))
-      : await removeClaim(dataDir, name, { reclaim: !controllerLive(dataDir) })
+      ? await inFleet(fleet, async (store) => removeFleetClaim(store, dataDir, name, { reclaim: !(await store.leaderLive()), identity: store.identity, ...where }))
+      : await removeClaim(dataDir, name, { reclaim: !controllerLive(dataDir), ...where })
     if (r.volume !== null && r.reclaim !== undefined && r.reclaim !== 'deleted' && ctx.io.errIsTTY) ctx.io.err(`volume ${r.volume}: ${r.reclaim}\n`)
     return `${name}\n`
   })

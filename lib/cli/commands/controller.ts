@@ -2,7 +2,7 @@
 import { Option, type Command } from 'commander'
 import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
-import { addFormatOption, count, dataDirOf, durationOption, fleetOf } from '../options.js'
+import { addFormatOption, count, dataDirOf, durationOption, fleetOf, provisionersDirOption } from '../options.js'
 
 export interface ControllerCliOptions {
   workers: number
@@ -22,6 +22,7 @@ export interface ControllerCliOptions {
   gcExpirePrepared: number
   once?: boolean
   logFormat: 'text' | 'json'
+  provisionersDir?: string
 }
 
 const actions = () => import('../actions/controller.js')
@@ -49,6 +50,7 @@ export const controller: CommandSpec = {
       .addOption(durationOption('--gc-grace-period <duration>', 'gc\'s --grace-period', '30m'))
       .addOption(durationOption('--gc-expire-prepared <duration>', 'gc\'s --expire-prepared', '24h'))
       .option('--once', 'one pass over every claim and released volume, then exit')
+      .addOption(provisionersDirOption())
       .addOption(new Option('--log-format <format>', 'the log on stderr: text lines, or one JSON object a line ({"time", "msg"})').choices(['text', 'json']).default('text'))
       .addHelpText(
         'after',
@@ -59,7 +61,8 @@ Examples:
   $ podctl controller --metrics-address 127.0.0.1:9090
   $ podctl controller status --format json
 
-SIGTERM (or Ctrl-C) finishes the work in hand, gives up the lease and exits 0.
+SIGTERM (or Ctrl-C) gives the work in hand a second to finish, gives up the
+lease and exits 0, within 2 seconds whatever etcd does.
 
 Documentation: Documentation/subcommands/controller.md`,
       )

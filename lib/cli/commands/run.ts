@@ -2,7 +2,7 @@
 import type { Command } from 'commander'
 import type { CommandSpec } from '../command-spec.js'
 import type { Context } from '../context.js'
-import { addPodInputOptions, dataDirOf, fleetOf, durationOption, runtimeOf, type PodInputOptions } from '../options.js'
+import { addPodInputOptions, dataDirOf, fleetOf, durationOption, provisionersDirOption, runtimeOf, type PodInputOptions } from '../options.js'
 
 export const run: CommandSpec = {
   name: 'run',
@@ -12,6 +12,7 @@ export const run: CommandSpec = {
       .option('-d, --detach', 'return once the pod is running and print its UUID; the supervisor lives on')
       .option('-q, --quiet', 'with --detach: print the UUID only (all it prints; for podman and rkt scripts)')
       .addOption(durationOption('--timeout <duration>', "how long to wait for a running controller to bind the pod's volume claims", '5m'))
+      .addOption(provisionersDirOption())
       .addHelpText(
         'after',
         `
@@ -20,7 +21,7 @@ Examples:
   $ podctl run --detach -- sleep 300          # prints the UUID
   $ podctl run --manifest web.json --uuid-file-save web.uuid`,
       )
-      .action(async (command: string[], opts: PodInputOptions & { detach?: boolean; timeout?: number }, self: Command) =>
+      .action(async (command: string[], opts: PodInputOptions & { detach?: boolean; timeout?: number; provisionersDir?: string }, self: Command) =>
         (await import('../actions/run.js')).run(ctx, dataDirOf(self, 'write'), command, { ...opts, runtime: runtimeOf(self) }, fleetOf(self)),
       )
   },

@@ -5,7 +5,8 @@
  * applies the volume's reclaim policy (lib/volume/persistent.ts).
  */
 import fs from 'node:fs'
-import { PodctlError } from '../../errors.js'
+import { PodctlError, oneLine } from '../../errors.js'
+import { unreachableDir } from '../../fs/reach.js'
 import { pvDataDir } from '../layout.js'
 import { volumeMetrics } from '../metrics.js'
 import { volumeOfClaim } from '../claims.js'
@@ -51,7 +52,11 @@ export const persistentPlugin: VolumePlugin = {
       path: data,
       setUp: () => {
         claimVolume(pod.dataDir, name, pod.uuid, { ...(v.accessMode ? { mode: accessModeOf(v.accessMode) } : {}), readOnly: v.readOnly === true })
-        if (!fs.lstatSync(data, { throwIfNoEntry: false })?.isDirectory()) {
+        if (data !== pvDataDir(pod.dataDir, name)) {
+          // A provisioner's directory: apps are linked to it only while it is a directory reached without a link.
+          const problem = unreachableDir(data)
+          if (problem) throw new PodctlError('EFAILED', `persistent volume ${name} cannot be used: ${oneLine(problem)}`, 'its provisioner must keep a real directory there (no symlink on the way)')
+        } else if (!fs.lstatSync(data, { throwIfNoEntry: false })?.isDirectory()) {
           throw new PodctlError('EFAILED', `persistent volume ${name} has no data directory (${data} is missing or not a directory)`, `remove and create it again: podctl volume rm ${name}`)
         }
       },

@@ -2,7 +2,7 @@
 import { Option, type Command } from 'commander'
 import { ACCESS_MODE_NAMES } from '../../../volume/access-modes.js'
 import type { Context } from '../../context.js'
-import { addFormatOption, dataDirOf, fleetOf } from '../../options.js'
+import { addFormatOption, dataDirOf, fleetOf, provisionersDirOption } from '../../options.js'
 
 export interface ClaimCreateOptions {
   class?: string
@@ -48,5 +48,6 @@ Documentation: Documentation/subcommands/volume.md`,
     .command('rm')
     .description('remove claims; their volumes are released to their reclaim policy; a claim used by a pod that is not removed is refused (exit 4)')
     .argument('<name...>', 'claim names')
-    .action(async (names: string[], _opts: unknown, self: Command) => (await actions()).claimRm(ctx, dataDirOf(self, 'write'), names, fleetOf(self)))
+    .addOption(provisionersDirOption())
+    .action(async (names: string[], opts: { provisionersDir?: string }, self: Command) => (await actions()).claimRm(ctx, dataDirOf(self, 'write'), names, opts, fleetOf(self)))
 }

@@ -22,7 +22,12 @@ export const registerVolumeClass = (volume: Command, ctx: Context): void => {
       `
 Examples:
   $ podctl volume class create standard --provisioner local --default
-  $ podctl volume class create fast --provisioner exec:/usr/local/libexec/podctl/dir-provisioner.sh --param base=/srv/volumes
+  $ podctl volume class create fast --provisioner exec:dir --param root=/srv/volumes
+
+exec:NAME runs the program /etc/podctl/provisioners/NAME of the node that
+provisions (or the one in its --provisioners-dir); a class of a data dir may
+also name a program by its path, exec:/abs/path. --param root=DIR pins the
+provisioner's answers below DIR.
   $ podctl volume class list
 
 Documentation: Documentation/subcommands/volume.md`,
@@ -31,8 +36,8 @@ Documentation: Documentation/subcommands/volume.md`,
     .command('create')
     .description('create a volume class; prints its name')
     .argument('<name>', 'class name: 1 to 63 characters of a-z, 0-9 and "-"')
-    .requiredOption('--provisioner <provisioner>', '"local" (a directory under the data dir) or "exec:/abs/path" (an external program)')
-    .option('--param <key=value>', 'a parameter for the provisioner (repeatable); local: sizeLimit, and node=NAME in a fleet (--cluster); exec: timeout and its own', collect)
+    .requiredOption('--provisioner <provisioner>', '"local" (a directory under the data dir), or "exec:NAME" (the program /etc/podctl/provisioners/NAME of each node) or, without --cluster, "exec:/abs/path"')
+    .option('--param <key=value>', 'a parameter for the provisioner (repeatable); local: sizeLimit, and node=NAME in a fleet (--cluster); exec: timeout, root=DIR (answers must be below it) and its own', collect)
     .addOption(new Option('--reclaim <policy>', 'what happens to a volume when its claim is removed').choices(['delete', 'retain', 'recycle']).default('delete'))
     .option('--default', 'used by claims that name no class')
   addFormatOption(create, ctx).action(async (name: string, opts: ClassCreateOptions, self: Command) => (await actions()).classCreate(ctx, dataDirOf(self, 'write'), name, opts, fleetOf(self)))
