@@ -115,3 +115,22 @@ export const errnoCode = (er: unknown): string | undefined =>
 export const oneLine = (text: string): string =>
   // eslint-disable-next-line no-control-regex
   text.replace(/[\x00-\x1f\x7f]/g, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`))
+
+/** Whether `er` says a path is not there (ENOENT; ENOTDIR where a parent is a file). */
+export const isNotFound = (er: unknown): boolean => {
+  const code = errnoCode(er)
+  return code === 'ENOENT' || code === 'ENOTDIR'
+}
+
+/** `fn()`, or undefined when what it reads is not there (rimraf's ignore-enoent): any other error is thrown. */
+export const unlessNotFound = <T>(fn: () => T): T | undefined => {
+  try {
+    return fn()
+  } catch (er) {
+    if (isNotFound(er)) return undefined
+    throw er
+  }
+}
+
+/** How a pod is named in messages and tables: the first 8 characters of its UUID (CONTRACT §4's list). */
+export const shortId = (uuid: string): string => uuid.slice(0, 8)
