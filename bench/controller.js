@@ -20,7 +20,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { createClaim, createClass } from '../dist/lib/index.js'
+import { LocalStore } from '../dist/lib/index.js'
 import { buildPopulation } from './lib/population.js'
 import { childEnv, median, round } from './lib/measure.js'
 import { flag, option } from './lib/options.js'
@@ -33,12 +33,13 @@ const podctl = (dataDir, args, opts = {}) =>
   spawnSync(process.execPath, [BIN, '--dir', dataDir, ...args], { encoding: 'utf8', env: childEnv, ...opts })
 
 /** A data dir with class `c` (provisioner `prov`) and `n` pending claims of it. */
-const pendingClaims = (root, label, n, prov) => {
+const pendingClaims = async (root, label, n, prov) => {
   const dir = fs.mkdtempSync(path.join(root, `${label}-`))
   const r = podctl(dir, ['list'])
   if (r.status !== 0) throw new Error(`podctl list on a new data dir: ${r.stderr}`)
-  createClass(dir, 'c', { provisioner: prov, reclaim: 'delete' })
-  for (let i = 0; i < n; i++) createClaim(dir, `claim-${i}`, { class: 'c', sizeBytes: 1 << 20 })
+  const store = new LocalStore(dir)
+  await store.createClass('c', { provisioner: prov, reclaim: 'delete' })
+  for (let i = 0; i < n; i++) await store.createClaim(`claim-${i}`, { class: 'c', sizeBytes: 1 << 20 })
   return dir
 }
 
@@ -77,11 +78,11 @@ esac
 }
 
 /** Claims/s for 1 and 4 workers, `reps` times each, interleaved, every run on fresh claims. */
-const measureThroughput = (root, { n, prov, reps, label, log }) => {
+const measureThroughput = async (root, { n, prov, reps, label, log }) => {
   const ms = { 1: [], 4: [] }
   for (let k = 0; k < reps; k++) {
     for (const w of k % 2 === 0 ? [1, 4] : [4, 1]) {
-      const dir = pendingClaims(root, `${label}-${w}`, n, prov)
+      const dir = await pendingClaims(root, `${label}-${w}`, n, prov)
       ms[w].push(timeOnce(dir, n, w))
       log(`controller: ${label}, ${n} claims, ${w} worker${w > 1 ? 's' : ''}: ${Math.round(ms[w].at(-1))} ms`)
       fs.rmSync(dir, { recursive: true, force: true })
@@ -166,7 +167,7 @@ const rssKiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pi
  * the next one.
  */
 const measureIdle = async (root, { pods, claims, seconds, log }) => {
-  const dir = pendingClaims(root, 'idle', claims, 'local')
+  const dir = await pendingClaims(root, 'idle', claims, 'local')
   timeOnce(dir, claims, 4)
   await buildPopulation(dir, { prepared: pods / 2, exited: pods / 2, label: 'idle controller' })
   const child = spawn(process.execPath, [BIN, '--dir', dir, 'controller'], { stdio: ['ignore', 'ignore', 'pipe'], env: childEnv })
@@ -199,8 +200,8 @@ const measureIdle = async (root, { pods, claims, seconds, log }) => {
 export const measureController = async ({ claims = 1000, execClaims = 100, reps = 3, failovers = 5, pods = 10_000, idleS = 65, log = (s) => process.stderr.write(`${s}\n`) } = {}) => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'podctl-controller-'))
   try {
-    const local = measureThroughput(root, { n: claims, prov: 'local', reps, label: 'local', log })
-    const exec = measureThroughput(root, { n: execClaims, prov: `exec:${sleepyProvisioner(root)}`, reps, label: 'exec 50 ms', log })
+    const local = await measureThroughput(root, { n: claims, prov: 'local', reps, label: 'local', log })
+    const exec = await measureThroughput(root, { n: execClaims, prov: `exec:${sleepyProvisioner(root)}`, reps, label: 'exec 50 ms', log })
     const failover = await measureFailover(root, { trials: failovers, log })
     const idle = await measureIdle(root, { pods, claims, seconds: idleS, log })
     return { local, exec, failover, idle }

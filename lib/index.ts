@@ -51,18 +51,12 @@ export { tryLock, isLocked, lockedSet } from './pod/locks.js'
 export { tryLockAt, acquireLockAt, lockHeldAt, type HeldLock, type AcquireOptions } from './lock/lock.js'
 export { parseDuration, formatDuration } from './duration.js'
 // Volumes (CONTRACT §7; Documentation/devel/volumes.md).
-export {
-  createVolume,
-  readVolume,
-  listVolumes,
-  removeVolume,
-  claimVolume,
-  releaseVolume,
-  type PvRecord,
-  type ReclaimPolicy,
-  type CreateVolumeOptions,
-} from './volume/persistent.js'
-export { pvView, pvInspect, type PvView, type PvInspectView } from './volume/pv-view.js'
+export { createVolume, readVolume, listVolumes, removeVolume } from './storage/local/volumes.js'
+export type { PvRecord, CreateVolumeOptions } from './storage/volume-record.js'
+export type { ReclaimPolicy } from './storage/classes.js'
+export { bindVolume, unbindVolume, type BindOptions } from './volume/plugins/persistent.js'
+export { pvView, type PvView } from './storage/local/pv-view.js'
+export { pvInspect, type PvInspectView } from './volume/view.js'
 export { updateFilesVolume, payloadFromSources } from './volume/update.js'
 export { AtomicWriter, type Payload, type FileProjection } from './volume/atomic-writer.js'
 export { OperationExecutor, type OperationOptions } from './volume/executor.js'
@@ -80,13 +74,21 @@ export type { PodRuntime, AppProcess } from './runtime/types.js'
 export { podVolumeViews, withVolumes, type VolumeView } from './volume/view.js'
 export type { VolumePlugin, VolumeSpec, Mounter, Unmounter, Metrics, VolumeStateRecord } from './volume/types.js'
 
-// Claims, classes and the controller (CONTRACT §8).
-export { createClass, readClass, listClasses, removeClass, type VolumeClass } from './volume/classes.js'
-export { createClaim, readClaim, listClaims, type VolumeClaim } from './volume/claims.js'
-export { syncClaim, removeClaim, reclaimVolume, ensureClaimsBound, type BinderOptions, type EnsureBoundOptions, type SyncResult } from './volume/binder.js'
-export { IgnoredError, localProvisioner, execProvisioner, type Provisioner, type ProvisioningState, type ProvisionRequest, type ProvisionResult, type VolumeToDelete, type Awaitable } from './volume/provisioner.js'
-export { controllerLive, readLease, type Lease } from './volume/lease.js'
+// Claims, classes and the controller (CONTRACT §8), on a data dir or a fleet (§11; Documentation/devel/controller.md).
+export type { VolumeClass, CreateClassOptions } from './storage/classes.js'
+export type { VolumeClaim, CreateClaimOptions } from './storage/claims.js'
+export { Conflict, type ClaimStore, type Stored, type ReclaimOutcome } from './storage/store.js'
+export { LocalStore } from './storage/local/store.js'
+export { FleetStore, openFleet, type FleetRef } from './storage/fleet/store.js'
+export { syncClaim, removeClaim, reclaimVolume, ensureClaimsBound, type BinderOptions, type SyncResult } from './storage/binder.js'
+export type { EnsureBoundOptions } from './storage/pod-claims.js'
+export { IgnoredError, localProvisioner, execProvisioner, type Provisioner, type ProvisioningState, type ProvisionRequest, type ProvisionResult, type VolumeToDelete, type Awaitable } from './storage/provisioner.js'
+export type { LeaderElection } from './election/election.js'
+export { fileElection, controllerLive, readLease, type Lease } from './election/file.js'
+export { FleetElection, fleetLeader } from './election/etcd.js'
 export { ProvisionController, type ControllerOptions } from './controller/controller.js'
+export { FleetPublisher, type PublisherOptions } from './controller/fleet.js'
+export { Cluster, type ClusterOptions } from './cluster/client.js'
 
 // Images (CONTRACT §13): the store, imports, renders and app roots.
 export { importImage, type ImportOptions, type ImportResult, type ImportProgress } from './image/import.js'

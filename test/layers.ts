@@ -14,15 +14,17 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   fs: ['base'],
   proc: ['base'],
   lock: ['base', 'fs', 'proc'],
-  cluster: ['base'], // lib/cluster/: the etcd client of fleets
+  cluster: ['base', 'fs', 'proc', 'lock'], // lib/cluster/: the etcd client, session leases and locks, key names
   pod: ['base', 'fs', 'proc', 'lock'],
-  volume: ['base', 'fs', 'proc', 'lock', 'pod', 'cluster'],
+  election: ['base', 'fs', 'proc', 'lock', 'cluster'], // lib/election/: one LeaderElection, a data dir's lease file or an etcd key
+  storage: ['base', 'fs', 'proc', 'lock', 'pod', 'cluster', 'election'], // lib/storage/: claims, classes, volumes, the binder over a ClaimStore
+  volume: ['base', 'fs', 'proc', 'lock', 'pod', 'storage'],
   image: ['base', 'fs', 'proc', 'lock', 'pod'], // lib/image/: the image store, imports, renders, app roots
   runtime: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'cluster'], // lib/runtime/: host processes or an OCI runtime
-  run: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'runtime', 'cluster'],
-  controller: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'runtime', 'cluster'],
-  cli: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'runtime', 'run', 'controller', 'cluster'],
-  library: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'runtime', 'run', 'controller', 'cluster'], // lib/index.ts
+  run: ['base', 'fs', 'proc', 'lock', 'pod', 'storage', 'volume', 'image', 'runtime', 'cluster'],
+  controller: ['base', 'fs', 'proc', 'lock', 'pod', 'election', 'storage', 'volume', 'image', 'runtime', 'cluster'],
+  cli: ['base', 'fs', 'proc', 'lock', 'pod', 'election', 'storage', 'volume', 'image', 'runtime', 'run', 'controller', 'cluster'],
+  library: ['base', 'fs', 'proc', 'lock', 'pod', 'election', 'storage', 'volume', 'image', 'runtime', 'run', 'controller', 'cluster'], // lib/index.ts
   build: [], // lib/build/: the bundler and its shims
 }
 

@@ -50,7 +50,14 @@ const quietIpServerName = (): void => {
 // The etcd3 module's types, as far as podctl uses them (it is loaded at run time).
 type Etcd3Module = typeof import('etcd3')
 type Etcd3 = import('etcd3').Etcd3
-export type ClusterLease = import('etcd3').Lease
+
+/** A lease of this process's (grantLease); keys put with it go when it does. */
+export interface ClusterLease {
+  readonly etcd: import('etcd3').Lease
+  readonly id: string
+  keepAlive(): Promise<void>
+  revoke(): Promise<void>
+}
 
 /** A value with its revisions: the mod revision is what a compare-and-swap compares. */
 export interface Versioned {
@@ -104,6 +111,16 @@ export class Cluster {
       ...(options.user !== undefined ? { auth: { username: options.user, password: options.password ?? '' } } : {}),
     })
     return new Cluster(options, client)
+  }
+
+  /** Runs `fn` with a connection to the fleet, closed afterwards. */
+  static async with<T>(options: ClusterOptions, fn: (c: Cluster) => Promise<T>): Promise<T> {
+    const cluster = await Cluster.open(options)
+    try {
+      return await fn(cluster)
+    } finally {
+      cluster.close()
+    }
   }
 
   /** Runs one request, bounded in time; any failure is EFAILED naming the endpoints. */
@@ -189,30 +206,31 @@ export class Cluster {
         txn = txn === undefined ? c.if(p + g.key, column, '==', rev) : txn.and(p + g.key, column, '==', rev)
       }
       txn ??= c.if(p, 'Version', '>', -1) // no guard: always true
-      const ops = writes.map((w) => ('put' in w ? (w.lease ?? c).put(p + w.put).value(w.value) : c.delete().key(p + w.delete)))
+      const ops = writes.map((w) => ('put' in w ? (w.lease?.etcd ?? c).put(p + w.put).value(w.value) : c.delete().key(p + w.delete)))
       const r = await txn.then(...ops).commit()
       return r.succeeded ? r.header.revision : undefined
     })
   }
 
   /**
-   * A lease of `ttlS` seconds that this process renews itself
-   * (`keepAlive`), so that it knows when it last could: a holder that has
-   * not renewed for a while stops acting before etcd can give away what
-   * the lease holds.
+   * A lease of `ttlS` seconds. With `onLost`, the client keeps it alive and
+   * says when it could not renew it in time (etcd away, or the lease
+   * expired meanwhile); without, its holder renews it (`keepAlive`), so
+   * that it knows when it last could: a holder that has not renewed for a
+   * while stops acting before etcd can give away what the lease holds.
    */
-  async grantLease(ttlS: number): Promise<{ lease: ClusterLease; id: string; keepAlive: () => Promise<void>; revoke: () => Promise<void> }> {
-    const lease = this.#client.lease(ttlS, { autoKeepAlive: false })
-    lease.on('lost', () => {}) // told by keepAlive's failure instead
-    const id = await this.#call('grant a lease', () => lease.grant())
+  async grantLease(ttlS: number, onLost?: (why: string) => void): Promise<ClusterLease> {
+    const etcd = this.#client.lease(ttlS, { autoKeepAlive: onLost !== undefined })
+    etcd.on('lost', (er: Error) => onLost?.(er.message))
+    const id = await this.#call('grant a lease', () => etcd.grant())
     return {
-      lease,
+      etcd,
       id,
       keepAlive: async () => {
-        const r = await this.#call('renew a lease', () => lease.keepaliveOnce())
+        const r = await this.#call('renew a lease', () => etcd.keepaliveOnce())
         if (Number(r.TTL) <= 0) throw new PodctlError('EFAILED', `the etcd lease ${id} has expired`)
       },
-      revoke: () => this.#call('revoke a lease', () => lease.revoke()),
+      revoke: () => this.#call('revoke a lease', () => etcd.revoke()),
     }
   }
 
@@ -233,7 +251,7 @@ export class Cluster {
   }
 
   async put(key: string, value: string, lease?: ClusterLease): Promise<void> {
-    await this.#call(`write ${this.options.prefix}${key}`, (c) => (lease ?? c).put(this.options.prefix + key).value(value).exec())
+    await this.#call(`write ${this.options.prefix}${key}`, (c) => (lease?.etcd ?? c).put(this.options.prefix + key).value(value).exec())
   }
 
   async delete(key: string): Promise<void> {
@@ -242,18 +260,6 @@ export class Cluster {
 
   async deletePrefix(sub: string): Promise<void> {
     await this.#call(`delete ${this.options.prefix}${sub}`, (c) => c.delete().prefix(this.options.prefix + sub).exec())
-  }
-
-  /**
-   * A lease of `ttlS` seconds, kept alive by the client until revoked;
-   * `onLost` is told when it could not be renewed in time (etcd
-   * unreachable, or the lease expired meanwhile).
-   */
-  async lease(ttlS: number, onLost: (why: string) => void): Promise<ClusterLease> {
-    const lease = this.#client.lease(ttlS, { autoKeepAlive: true })
-    lease.on('lost', (er: Error) => onLost(er.message))
-    await this.#call('grant a lease', () => lease.grant())
-    return lease
   }
 
   close(): void {

@@ -1,10 +1,10 @@
 /**
- * `podctl controller`: seed 004's ProvisionController with a store in the
- * place of the API server: the data dir's claims and volumes, or the
- * fleet's in etcd (stores.ts). It elects a leader (leader.ts: the data
- * dir's lease file, or the fleet's etcd lease); the leader binds pending
- * claims and reclaims released volumes through the same binder the
- * commands use inline, so exactly-once rests on the claim and volume
+ * `podctl controller`: seed 004's ProvisionController with a ClaimStore in
+ * the place of the API server: the data dir's claims and volumes, or the
+ * fleet's in etcd (lib/storage). It elects a leader (lib/election: the
+ * data dir's lease file, or the fleet's etcd lease); the leader binds
+ * pending claims and reclaims released volumes through the same binder
+ * the commands use inline, so exactly-once rests on the claim and volume
  * locks, not on who runs.
  *
  * Work arrives from a watch of the store's claims and volumes (at once),
@@ -16,17 +16,19 @@
  * timer. A claim's lock is held for its whole sync: a claim another
  * process works on is put back for later, never waited for.
  */
+import type { LeaderElection } from '../election/election.js'
+import { fileElection } from '../election/file.js'
 import { isPodctlError } from '../errors.js'
 import { gc } from '../pod/gc.js'
 import { isoTime } from '../pod/record.js'
 import { LockBusyError } from '../lock/lock.js'
-import { defaultIdentity, DEFAULT_FAILED_THRESHOLD, type BinderOptions } from '../volume/binder.js'
-import type { VolumeClass } from '../volume/classes.js'
+import { backoffMs, DEFAULT_FAILED_THRESHOLD, reclaimVolume, syncClaim, type BinderOptions } from '../storage/binder.js'
+import type { VolumeClass } from '../storage/classes.js'
+import { LocalStore } from '../storage/local/store.js'
+import { provisionerOf, type Provisioner } from '../storage/provisioner.js'
+import type { ClaimStore } from '../storage/store.js'
 import { podTeardown } from '../runtime/pod-runtime.js'
-import { provisionerOf, type Provisioner } from '../volume/provisioner.js'
-import { fileElection, type LeaderElection } from './leader.js'
 import type { ControllerMetrics } from './metrics.js'
-import { dataDirStore, type ControllerStore } from './stores.js'
 import { WorkQueue } from './queue.js'
 
 /** The seed's option functions, as fields. */
@@ -53,18 +55,18 @@ export interface ControllerOptions {
    * leave the controller's heap that large between passes.
    */
   gcRunner?: GcRunner
-  /** One pass over everything, then return. */
+  /** One pass over everything (a gc pass too, with gcInterval), then return. */
   once?: boolean
-  /** gc whether leading or not: in a fleet each node collects its own pods, and only claims have one leader. */
+  /** gc whether leading or not: in a fleet (by default) each node collects its own pods, and only claims have one leader. */
   gcOnEveryNode?: boolean
   metrics?: ControllerMetrics
   /** What the controller does, one line each (the CLI prints them on stderr). */
   log?: (line: string, time: string) => void
-  /** Where claims and volumes are: the data dir's (default) or the fleet's. */
-  store?: ControllerStore
+  /** Where claims and volumes are: the data dir's (default), or the fleet's (lib/storage/fleet/store.ts: openFleet). */
+  store?: ClaimStore
   /** Where this node's exec provisioners are (default /etc/podctl/provisioners). */
   provisionersDir?: string
-  /** How the leader is chosen: the data dir's lease file (default) or the fleet's etcd lease. */
+  /** How the leader is chosen: the data dir's lease file (default) or the fleet's etcd lease (lib/election/etcd.ts). */
   election?: LeaderElection
 }
 
@@ -116,7 +118,7 @@ export class ProvisionController {
   #deleteFailures = new Map<string, number>()
   #gcRunning = false
   readonly #gcRunner: GcRunner
-  readonly #store: ControllerStore
+  readonly #store: ClaimStore
   readonly #election: LeaderElection
   /** Aborted when a stop has waited long enough for the items in hand: their provisioner calls are killed. */
   readonly #inFlight = new AbortController()
@@ -128,7 +130,8 @@ export class ProvisionController {
    */
   constructor(dataDir: string, name: string | null, provisioner: Provisioner | null, options: ControllerOptions = {}) {
     this.#dataDir = dataDir
-    this.identity = options.identity ?? defaultIdentity()
+    this.#store = options.store ?? new LocalStore(dataDir, options.identity)
+    this.identity = options.identity ?? this.#store.identity
     this.#gcRunner = options.gcRunner ?? gcInProcess
     this.#opts = {
       ...DEFAULTS,
@@ -137,10 +140,9 @@ export class ProvisionController {
       failedDeleteThreshold: DEFAULT_FAILED_THRESHOLD,
       leaderElection: true,
       once: false,
-      gcOnEveryNode: false,
+      gcOnEveryNode: this.#store.node !== undefined,
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
     } as Settings
-    this.#store = options.store ?? dataDirStore(dataDir)
     this.#election = options.election ?? fileElection(dataDir, this.identity, this.#opts.leaseDuration, this.#opts.retryPeriod)
     const serves = (cls: VolumeClass): boolean => name === null || cls.provisioner === name
     this.#binder = {
@@ -186,10 +188,14 @@ export class ProvisionController {
     try {
       stopWatch = this.#opts.once ? stopWatch : await this.#watch()
       if (this.#opts.once) {
-        if (await within(this.#elect(), stopped, () => false)) {
+        const lead = await within(this.#elect(), stopped, () => false)
+        // The gc pass beside the claims' (a child process, with the CLI's runner).
+        const collected = this.#opts.gcInterval > 0 && (lead || this.#opts.gcOnEveryNode) ? this.#gc() : undefined
+        if (lead) {
           await within(this.#relist(), stopped, () => undefined)
           await this.#work(signal, true)
         }
+        await within(collected ?? Promise.resolve(), stopped, () => undefined)
         return
       }
       // Not awaited: a store that does not answer must not keep the workers (and SIGTERM) waiting.
@@ -260,7 +266,8 @@ export class ProvisionController {
   }
 
   #setLeading(lead: boolean): boolean {
-    if (this.#leading && !lead) this.#log('not leading')
+    // Without an election this controller works until it stops: never "not leading".
+    if (this.#leading && !lead && this.#opts.leaderElection) this.#log('not leading')
     this.#leading = lead
     this.#opts.metrics?.leader.set({ name: 'podctl-controller' }, lead ? 1 : 0)
     return lead
@@ -275,7 +282,7 @@ export class ProvisionController {
 
   async #relistPending(): Promise<void> {
     try {
-      for (const c of await this.#store.claims()) if (c.phase === 'pending' && (c.retry_at === null || Date.parse(c.retry_at) <= Date.now())) this.#claims.add(c.name)
+      for (const c of await this.#store.listClaims()) if (c.phase === 'pending' && (c.retry_at === null || Date.parse(c.retry_at) <= Date.now())) this.#claims.add(c.name)
     } catch (er) {
       this.#log(`relist: ${(er as Error).message}`)
     }
@@ -284,7 +291,7 @@ export class ProvisionController {
   /** Every claim and released volume into the queue; and a node's own housekeeping. */
   async #relist(): Promise<void> {
     try {
-      for (const c of await this.#store.claims()) if (c.phase !== 'bound') this.#claims.add(c.name)
+      for (const c of await this.#store.listClaims()) if (c.phase !== 'bound') this.#claims.add(c.name)
       for (const v of await this.#store.releasedVolumes()) this.#volumes.add(v)
       this.#opts.metrics?.observePods(this.#dataDir)
       const done = await this.#store.housekeeping?.()
@@ -347,7 +354,7 @@ export class ProvisionController {
   }
 
   async #syncClaim(name: string): Promise<void> {
-    const r = await this.#store.syncClaim(name, this.#binder)
+    const r = await syncClaim(this.#store, name, this.#binder)
     const cls = r.claim.class ?? ''
     const m = this.#opts.metrics
     if (r.outcome === 'provisioned' && r.provisionMs !== undefined) {
@@ -371,9 +378,9 @@ export class ProvisionController {
     if (threshold > 0 && failures >= threshold) return
     const started = performance.now()
     // Read before the delete removes the record, and only for the metrics.
-    const cls = { class: this.#opts.metrics ? await this.#store.classOfVolume(name) : '' }
+    const cls = { class: this.#opts.metrics ? ((await this.#store.findVolume(name).catch(() => undefined))?.value.provisioned?.class ?? '') : '' }
     try {
-      const outcome = await this.#store.reclaimVolume(name, this.#binder)
+      const outcome = await reclaimVolume(this.#store, name, this.#binder)
       this.#deleteFailures.delete(name)
       if (outcome === 'not-released') return
       if (outcome === 'deleted') {
@@ -386,8 +393,7 @@ export class ProvisionController {
       this.#deleteFailures.set(name, failures + 1)
       this.#opts.metrics?.deleteFailed.inc(cls)
       this.#log(`volume ${name}: delete failed (${failures + 1}): ${(er as Error).message}`)
-      const delay = this.#opts.exponentialBackoff ? Math.min(5 * 60_000, 1000 * 2 ** failures) : 1000
-      this.#volumes.addAfter(name, delay)
+      this.#volumes.addAfter(name, backoffMs(failures + 1, { exponential: this.#opts.exponentialBackoff }))
     }
   }
 

@@ -16,10 +16,12 @@
  */
 import fs from 'node:fs'
 import type { Cluster, ClusterLease } from '../cluster/client.js'
+import { KEYS } from '../cluster/keys.js'
 import { PodctlError } from '../errors.js'
 import { ensureDataDir, locksDir, POD_DIRS, stateDirPath } from '../pod/layout.js'
 import { podView, type PodView } from '../pod/view.js'
 import { Include, listPods } from '../pod/walk.js'
+import { forgetNode, reconcileAttachments } from '../storage/fleet/attachments.js'
 import { NodeRegistration, NodeTaken } from './node-key.js'
 
 /** A pod as the fleet shows it: its JSON, the node it is on, and whether that node is lost. */
@@ -69,11 +71,11 @@ const podShaped = (v: PodView | undefined, uuid: string | undefined): v is PodVi
   stringOrNull(v.started_at)
 
 /** The nodes whose controllers are alive now. */
-const liveNodes = async (cluster: Cluster): Promise<Set<string>> => new Set([...(await cluster.list('nodes/')).keys()].map((k) => k.slice('nodes/'.length)))
+const liveNodes = async (cluster: Cluster): Promise<Set<string>> => new Set([...(await cluster.list(KEYS.nodes)).keys()].map((k) => k.slice(KEYS.nodes.length)))
 
 /** Every pod of the fleet; a lost node's pods are `unknown`, with `node_lost`. */
 export const fleetPods = async (cluster: Cluster): Promise<FleetPodView[]> => {
-  const [live, pods] = await Promise.all([liveNodes(cluster), cluster.list('pods/')])
+  const [live, pods] = await Promise.all([liveNodes(cluster), cluster.list(KEYS.pods)])
   const out: FleetPodView[] = []
   for (const [key, value] of pods) {
     const [, node = '', uuid] = key.split('/')
@@ -87,7 +89,7 @@ export const fleetPods = async (cluster: Cluster): Promise<FleetPodView[]> => {
 
 /** The fleet's nodes: those alive, and those that published pods or info before. */
 export const fleetNodes = async (cluster: Cluster): Promise<NodeView[]> => {
-  const [live, info, pods] = await Promise.all([liveNodes(cluster), cluster.list('node-info/'), fleetPods(cluster)])
+  const [live, info, pods] = await Promise.all([liveNodes(cluster), cluster.list(KEYS.nodeInfo), fleetPods(cluster)])
   const nodes = new Map<string, NodeView>()
   const node = (name: string): NodeView => {
     let n = nodes.get(name)
@@ -97,22 +99,23 @@ export const fleetNodes = async (cluster: Cluster): Promise<NodeView[]> => {
   for (const name of live) node(name)
   for (const [key, value] of info) {
     const i = parse<NodeInfo>(value)
-    const n = node(key.slice('node-info/'.length))
+    const n = node(key.slice(KEYS.nodeInfo.length))
     if (i !== undefined) Object.assign(n, { last_seen: i.last_seen, version: i.version })
   }
   for (const p of pods) node(p.node).pods[p.state] = (node(p.node).pods[p.state] ?? 0) + 1
   return [...nodes.values()].sort((a, b) => (a.name < b.name ? -1 : 1))
 }
 
-/** Forgets a lost node: its pods and its info. A node whose controller lives is refused (exit 4). */
+/** Forgets a lost node: its pods, its info and its entries in claims' attachments. A node whose controller lives is refused (exit 4). */
 export const removeNode = async (cluster: Cluster, name: string): Promise<void> => {
   if ((await liveNodes(cluster)).has(name)) {
     throw new PodctlError('EBADSTATE', `node ${name} is alive: its controller publishes its pods`, `stop its controller first (on ${name}), or wait until its lease has expired`)
   }
-  const known = (await cluster.list(`node-info/${name}`)).size > 0 || (await cluster.list(`pods/${name}/`)).size > 0
+  const known = (await cluster.list(`${KEYS.nodeInfo}${name}`)).size > 0 || (await cluster.list(`${KEYS.pods}${name}/`)).size > 0
   if (!known) throw new PodctlError('ENOPOD', `no node named ${JSON.stringify(name)} in the fleet`, 'see podctl node list --cluster …')
-  await cluster.deletePrefix(`pods/${name}/`)
-  await cluster.delete(`node-info/${name}`)
+  await forgetNode(cluster, name)
+  await cluster.deletePrefix(`${KEYS.pods}${name}/`)
+  await cluster.delete(`${KEYS.nodeInfo}${name}`)
 }
 
 export interface PublisherOptions {
@@ -248,7 +251,7 @@ export class FleetPublisher {
     const node = this.#opts.node
     // Set once granted: a grant that fails reports 'lost' too, before there is a lease to compare.
     let granted: ClusterLease | undefined
-    const lease = await this.#cluster.lease(this.#opts.ttlS, (why) => {
+    const lease = await this.#cluster.grantLease(this.#opts.ttlS, (why) => {
       if (this.#stopped || granted === undefined || this.#lease !== granted) return
       this.#opts.log(`fleet: node ${node}'s lease is lost (${why}); registering again`)
       this.#lease = undefined
@@ -264,7 +267,8 @@ export class FleetPublisher {
     }
     this.#lease = lease
     // What etcd holds for this node from before (a restart): compared, so that pods gone meanwhile are removed.
-    this.#published = new Map([...(await this.#cluster.list(`pods/${node}/`))].map(([k, v]) => [k.slice(`pods/${node}/`.length), v]))
+    const mine = `${KEYS.pods}${node}/`
+    this.#published = new Map([...(await this.#cluster.list(mine))].map(([k, v]) => [k.slice(mine.length), v]))
     this.#opts.log(`fleet: node ${node} registered (lease ${this.#opts.ttlS}s)`)
   }
 
@@ -281,18 +285,43 @@ export class FleetPublisher {
     }
     for (const [uuid, json] of now) {
       if (this.#published.get(uuid) === json) continue
-      await this.#cluster.put(`pods/${node}/${uuid}`, json)
+      await this.#cluster.put(`${KEYS.pods}${node}/${uuid}`, json)
       this.#published.set(uuid, json)
     }
     for (const uuid of [...this.#published.keys()]) {
       if (now.has(uuid)) continue
-      await this.#cluster.delete(`pods/${node}/${uuid}`)
+      await this.#cluster.delete(`${KEYS.pods}${node}/${uuid}`)
       this.#published.delete(uuid)
     }
+    // Which pods of this node use the fleet's claims, and run: a pod's exit lets another node have a ReadWriteOnce claim.
+    await reconcileAttachments(this.#cluster, node, this.#dataDir, () => this.#using())
     if (Date.now() - this.#lastInfo >= Math.min(this.#opts.resyncMs, 5_000)) {
-      await this.#cluster.put(`node-info/${node}`, JSON.stringify({ name: node, version: this.#opts.version, last_seen: new Date().toISOString() }))
+      await this.#cluster.put(`${KEYS.nodeInfo}${node}`, JSON.stringify({ name: node, version: this.#opts.version, last_seen: new Date().toISOString() }))
       this.#lastInfo = Date.now()
     }
+  }
+
+  /** The claims each pod names, read once a pod (its volumes do not change). */
+  readonly #claims = new Map<string, string[]>()
+
+  /** The pods of this node by the claim their manifests name. */
+  #using(): Map<string, string[]> {
+    const using = new Map<string, string[]>()
+    const seen = new Set<string>()
+    for (const pod of listPods(this.#dataDir, Include.all)) {
+      seen.add(pod.uuid)
+      try {
+        let claims = this.#claims.get(pod.uuid)
+        if (claims === undefined) this.#claims.set(pod.uuid, (claims = (pod.podManifest().manifest.volumes ?? []).flatMap((v) => (v.kind === 'persistent' ? [v.claim] : []))))
+        for (const c of claims) using.set(c, [...(using.get(c) ?? []), pod.uuid])
+      } catch {
+        // no manifest yet (an embryo), or a damaged one: none, and read again next time
+      } finally {
+        pod.close()
+      }
+    }
+    for (const uuid of this.#claims.keys()) if (!seen.has(uuid)) this.#claims.delete(uuid)
+    return using
   }
 }
 

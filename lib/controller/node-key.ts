@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto'
 import os from 'node:os'
 import type { Cluster, ClusterLease } from '../cluster/client.js'
+import { KEYS } from '../cluster/keys.js'
 import { PodctlError, oneLine } from '../errors.js'
 import { formatOwner, ownOwner, parseOwner } from '../lock/owner.js'
 import { processAlive } from '../proc/identity.js'
@@ -70,7 +71,7 @@ export class NodeRegistration {
 
   /** Puts `nodes/<node>` under `lease`; NodeTaken when a live controller holds it. */
   async register(lease: ClusterLease): Promise<void> {
-    const key = `nodes/${this.#node}`
+    const key = `${KEYS.nodes}${this.#node}`
     const value: NodeKey = {
       name: this.#node,
       version: this.#version,

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { PodctlError, type ErrorCode } from '../errors.js'
 import type { PodManifest } from '../pod/manifest.js'
 import type { Socket } from 'node:net'
-import type { FleetRef } from '../volume/fleet-store.js'
+import type { FleetRef } from '../storage/pod-claims.js'
 
 export interface DetachJob {
   dataDir: string

@@ -9,9 +9,7 @@ import { PodctlError } from '../errors.js'
 import { isolationOf, type PodManifest } from '../pod/manifest.js'
 import { checkUUIDFileSave, writeUUIDToFile, type Pod } from '../pod/pod.js'
 import { createPod, discard } from '../pod/prepare.js'
-import type { EnsureBoundOptions } from '../volume/binder.js'
-import { bindPodClaims, createPodClaims, fleetClaimsOf, withPodFleet } from '../volume/fleet-binder.js'
-import type { FleetStore } from '../volume/fleet-store.js'
+import { bindPodClaims, createPodClaims, fleetClaimsOf, withPodFleet, type EnsureBoundOptions, type FleetStore } from '../storage/pod-claims.js'
 import { checkVolumeSources, setUpPodVolumes } from '../volume/pod-volumes.js'
 import { imagesStillThere, resolveImageApps } from '../runtime/image-apps.js'
 import { checkIsolatedPod, tearDownPod } from '../runtime/pod-runtime.js'
@@ -30,10 +28,10 @@ export interface NewPodOptions {
 /**
  * Creates the pod, runs `finish` on it, and deletes it again (volumes torn
  * down) if either fails. With a fleet, its claims are the fleet's
- * (lib/volume/fleet-binder.ts), over one connection for the whole way.
+ * (lib/storage/pod-claims.ts), over one connection for the whole way.
  */
 const create = (dataDir: string, asked: PodManifest, opts: NewPodOptions, finish: (pod: Pod, manifest: PodManifest, fleet: FleetStore | undefined) => void | Promise<void>): Promise<NewPod> =>
-  withPodFleet(asked, opts.claims, async (fleet) => {
+  withPodFleet(dataDir, asked, opts.claims, async (fleet) => {
     if (opts.uuidFileSave !== undefined) checkUUIDFileSave(opts.uuidFileSave)
     // Apps from images: their digests and the images' defaults, in the manifest the pod keeps.
     const { manifest, images } = await resolveImageApps(dataDir, asked)
@@ -69,7 +67,7 @@ export const prepareNewPod = async (dataDir: string, manifest: PodManifest, opts
 export const startNewPod = (dataDir: string, asked: PodManifest, opts: NewPodOptions = {}): Promise<NewPod> =>
   create(dataDir, asked, opts, async (pod, manifest, fleet) => {
     checkOpenFiles(manifest)
-    await bindPodClaims(dataDir, manifest, opts.claims ?? {}, fleet)
+    await bindPodClaims(pod, manifest, opts.claims ?? {}, fleet)
     setUpPodVolumes(pod, manifest, undefined, undefined, podIdShift(manifest))
     pod.toRun()
   })

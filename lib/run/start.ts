@@ -2,8 +2,7 @@
 import { PodChangedStateError } from '../errors.js'
 import type { PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
-import type { EnsureBoundOptions } from '../volume/binder.js'
-import { bindPodClaims, withPodFleet } from '../volume/fleet-binder.js'
+import { bindPodClaims, withPodFleet, type EnsureBoundOptions } from '../storage/pod-claims.js'
 import { setUpPodVolumes } from '../volume/pod-volumes.js'
 import { podIdShift } from '../runtime/userns.js'
 import { checkOpenFiles } from './budget.js'
@@ -40,7 +39,7 @@ const setUpVolumes = async (pod: Pod, claims: EnsureBoundOptions): Promise<PodMa
   try {
     const { manifest } = pod.podManifest()
     checkOpenFiles(manifest)
-    await withPodFleet(manifest, claims, (fleet) => bindPodClaims(pod.dataDir, manifest, claims, fleet))
+    await withPodFleet(pod.dataDir, manifest, claims, (fleet) => bindPodClaims(pod, manifest, claims, fleet))
     setUpPodVolumes(pod, manifest, undefined, undefined, podIdShift(manifest))
     return manifest
   } catch (er) {

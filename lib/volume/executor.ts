@@ -11,11 +11,11 @@
  * can tear a volume down from the record alone: after a crash mid-mount
  * the record says "mounting" and lists every link that may exist.
  */
-import { PodctlError } from '../errors.js'
+import { PodctlError, shortId } from '../errors.js'
 import { ensureLink, removeLink } from '../fs/inside.js'
 import { lockHeldAt, lockOwnerAt, type AcquireOptions } from '../lock/lock.js'
 import { opLockPath } from './layout.js'
-import { acquireVolumeLock } from './locking.js'
+import { acquireLockIn } from '../lock/with-lock.js'
 import { failpoint } from './failpoint.js'
 import { defaultRegistry } from './plugins/index.js'
 import type { PluginRegistry } from './registry.js'
@@ -24,8 +24,6 @@ import type { PodRef, RecordedMountPoint, TearDownOptions, VolumePlugin, VolumeS
 import { clearMetricsCache } from './metrics.js'
 
 export type OperationOptions = AcquireOptions
-
-const short = (uuid: string): string => uuid.slice(0, 8)
 
 export class OperationExecutor {
   readonly pod: PodRef
@@ -55,7 +53,7 @@ export class OperationExecutor {
    * waits (per `opts`) while another is pending.
    */
   run<T>(volume: string, opts: OperationOptions, fn: () => T): T {
-    const held = acquireVolumeLock(this.#lock(volume), `volume "${volume}" of pod ${short(this.pod.uuid)}`, opts)
+    const held = acquireLockIn(this.#lock(volume), `volume "${volume}" of pod ${shortId(this.pod.uuid)}`, opts)
     try {
       return fn()
     } finally {
@@ -126,4 +124,4 @@ export class OperationExecutor {
 
 /** Raised by callers that need a volume to be mounted and find it is not. */
 export const notMounted = (uuid: string, volume: string, phase: string | undefined): PodctlError =>
-  new PodctlError('EBADSTATE', `volume "${volume}" of pod ${short(uuid)} is ${phase ?? 'not set up'}`, `it is set up when the pod runs: podctl status ${short(uuid)}`)
+  new PodctlError('EBADSTATE', `volume "${volume}" of pod ${shortId(uuid)} is ${phase ?? 'not set up'}`, `it is set up when the pod runs: podctl status ${shortId(uuid)}`)

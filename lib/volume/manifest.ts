@@ -23,7 +23,7 @@ import {
   type ValidateOptions,
 } from '../pod/manifest.js'
 import { mountProblems } from './plan.js'
-import { ACCESS_MODE_NAMES } from './access-modes.js'
+import { ACCESS_MODE_NAMES } from '../storage/access-modes.js'
 
 /**
  * Checks a relative path inside a volume: no absolute paths, no ".." parts,

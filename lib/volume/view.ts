@@ -1,10 +1,14 @@
 /**
  * Volumes as `podctl status` shows them (CONTRACT §5): name, kind, where
- * the data is, and its usage, computed on demand (briefly cached).
+ * the data is, and its usage, computed on demand (briefly cached); and a
+ * persistent volume as `volume inspect` shows it, with its usage.
  */
-import { isPodctlError } from '../errors.js'
+import { isPodctlError, oneLine } from '../errors.js'
 import { formatProblems, type PodManifest } from '../pod/manifest.js'
+import { pvView, type PvView } from '../storage/local/pv-view.js'
+import { readVolume } from '../storage/local/volumes.js'
 import { volumeRules } from './manifest.js'
+import { volumeMetrics } from './metrics.js'
 import { defaultRegistry } from './plugins/index.js'
 import type { Metrics, PodRef } from './types.js'
 
@@ -47,4 +51,43 @@ export const withVolumes = <T extends { damaged?: string }>(pod: ManifestPod, vi
   const problems = volumeRules(m, true) // podManifest() has checked the pod's part
   if (problems.length > 0) return { ...view, damaged: view.damaged ?? `pod ${pod.uuid} has a damaged manifest: ${formatProblems(problems)}` }
   return { ...view, volumes: podVolumeViews(pod, m) }
+}
+
+export interface PvInspectView extends PvView, Metrics {
+  /** null without a size limit or when usage is unknown. */
+  over_size_limit: boolean | null
+}
+
+/** `volume inspect`: the list view plus usage. ENOVOLUME if there is no such volume. */
+export const pvInspect = (dataDir: string, name: string): PvInspectView => {
+  const v = pvView(dataDir, readVolume(dataDir, name))
+  const m = volumeMetrics(v.path, true, { followRoot: false })
+  const over = v.size_limit_bytes === null || m.used_bytes === null ? null : m.used_bytes > v.size_limit_bytes
+  return { ...v, ...m, over_size_limit: over }
+}
+
+const dash = (x: unknown): string => (x === null || x === undefined ? '-' : String(x))
+
+/** key=value lines, like `podctl status`; each value one line (a path may be a provisioner's answer). */
+export const pvInspectLines = (v: PvInspectView): string => {
+  const lines = [
+    `name=${v.name}`,
+    `kind=${v.kind}`,
+    `path=${v.path}`,
+    `created=${v.created_at}`,
+    `reclaim=${v.reclaim}`,
+    `access-mode=${v.access_mode}`,
+    `size-limit-bytes=${dash(v.size_limit_bytes)}`,
+    `phase=${v.phase}`,
+    `volume-claim=${v.claim ?? '-'}`,
+    `used-bytes=${dash(v.used_bytes)}`,
+    `used-inodes=${dash(v.used_inodes)}`,
+    `capacity-bytes=${dash(v.capacity_bytes)}`,
+    `available-bytes=${dash(v.available_bytes)}`,
+    `in-use-by=${v.in_use_by.join(',') || '-'}`,
+  ]
+  const last = v.events.at(-1)
+  if (last) lines.push(`last-event=${last.time} ${last.type} ${last.reason}: ${oneLine(last.message)}`)
+  for (const c of v.claims) lines.push(`claim-${c.pod}=${c.mode}${c.read_only ? ',read-only' : ''},${c.running ? 'running' : 'not-running'}`)
+  return `${lines.map(oneLine).join('\n')}\n`
 }

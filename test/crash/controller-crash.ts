@@ -1,4 +1,4 @@
-// Crash consistency of provisioning (issue 10): claims are made while three
+// Crash consistency of provisioning: claims are made while three
 // controllers work them and are SIGKILLed and restarted at random moments,
 // often in the middle of a provisioner's call. After every trial:
 //   - every claim is bound, to a volume of its own (volumes = claims),
@@ -14,10 +14,11 @@ import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { createClass } from '../../lib/volume/classes.js'
-import { createClaim, listClaims } from '../../lib/volume/claims.js'
-import { listVolumes } from '../../lib/volume/persistent.js'
-import { removeClaim } from '../../lib/volume/binder.js'
+import { removeClaim } from '../../lib/storage/binder.js'
+import { CLAIM } from '../../lib/storage/claims.js'
+import { LocalStore } from '../../lib/storage/local/store.js'
+import { listVolumes } from '../../lib/storage/local/volumes.js'
+import { listObjects } from '../../lib/storage/objects.js'
 import { BIN, pollUntil, seededRandom } from '../helpers/common.js'
 
 // 50 trials take 2-3 minutes here, more beside other test files: more than the 300 s default.
@@ -108,7 +109,9 @@ t.test(`${trials} trials of ${claimsPerTrial} claims under three controllers kil
     const data = path.join(dir, 'data')
     const { program, store, log } = countingProvisioner(dir)
     fs.mkdirSync(data)
-    createClass(data, 'counted', { provisioner: `exec:${program}`, reclaim: 'delete' })
+    const claimStore = new LocalStore(data)
+    const listClaims = (d: string) => listObjects(d, CLAIM)
+    await claimStore.createClass('counted', { provisioner: `exec:${program}`, reclaim: 'delete' })
     const label = `trial ${trial}`
 
     // Make the claims while the controllers are killed around them.
@@ -116,7 +119,7 @@ t.test(`${trials} trials of ${claimsPerTrial} claims under three controllers kil
     const creating = new Promise<void>((r) => (made = r))
     const killing = killLoop(data, trial, creating)
     for (let i = 0; i < claimsPerTrial; i++) {
-      createClaim(data, `c${i}`, { class: 'counted', sizeBytes: 1024 })
+      await claimStore.createClaim(`c${i}`, { class: 'counted', sizeBytes: 1024 })
       if (i % 10 === 9) await delay(pick(0, 40))
     }
     await pollUntil(`${label}: every claim bound`, () => listClaims(data).every((c) => c.phase === 'bound'), { polls: 1200, intervalMs: 25 })
@@ -151,7 +154,7 @@ t.test(`${trials} trials of ${claimsPerTrial} claims under three controllers kil
     let removed!: () => void
     const removing = new Promise<void>((r) => (removed = r))
     const killing2 = killLoop(data, trial + 1000, removing)
-    for (const c of claims) await removeClaim(data, c.name, { reclaim: false })
+    for (const c of claims) await removeClaim(claimStore, c.name, { reclaim: false })
     await pollUntil(`${label}: every volume deleted`, () => listVolumes(data).length === 0, { polls: 1200, intervalMs: 25 })
     removed()
     const second = await killing2

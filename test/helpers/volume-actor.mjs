@@ -40,7 +40,8 @@ try {
     case 'hold-key': {
       const [dir, uuid, volume] = args
       const { tryLockAt } = await lib('lock/lock.js')
-      const { opLockPath, volumeLocksDir } = await lib('volume/layout.js')
+      const { opLockPath } = await lib('volume/layout.js')
+      const { volumeLocksDir } = await lib('storage/local/layout.js')
       fs.mkdirSync(volumeLocksDir(dir), { recursive: true })
       const l = tryLockAt(opLockPath(dir, uuid, volume))
       if (!l) {
@@ -55,7 +56,7 @@ try {
     case 'claim': {
       const [dir, name, uuid, mode] = args
       const { tryLock } = await lib('pod/locks.js')
-      const { claimVolume } = await lib('volume/persistent.js')
+      const { bindVolume } = await lib('volume/plugins/persistent.js')
       const l = tryLock(dir, uuid)
       if (!l) {
         say('pod-busy')
@@ -63,7 +64,7 @@ try {
       }
       held.push(() => l.release())
       try {
-        claimVolume(dir, name, uuid, mode ? { mode } : {})
+        bindVolume(dir, name, uuid, mode ? { mode } : {})
         say(`claimed ${process.pid}`)
       } catch (er) {
         say(`refused ${er.exitCode ?? 1} ${er.message}`)

@@ -7,7 +7,7 @@ import path from 'node:path'
 import { PodctlError } from '../../lib/errors.js'
 import { OperationExecutor } from '../../lib/volume/executor.js'
 import { opLockPath } from '../../lib/volume/layout.js'
-import { acquireVolumeLock } from '../../lib/volume/locking.js'
+import { acquireLockIn } from '../../lib/lock/with-lock.js'
 import { readVolumeState, recordedVolumes } from '../../lib/volume/state.js'
 import { listTree } from '../helpers/common.js'
 import { actor, lockedPod, volumeManifest } from '../helpers/volume-util.js'
@@ -65,7 +65,7 @@ t.test('a waiting operation in another process runs once the key is free, not be
   const order: string[] = []
   // This process holds the key (as an operation would); the other process
   // asks to unmount meanwhile and must wait for it.
-  const key = acquireVolumeLock(opLockPath(dir, pod.uuid, 'data'), 'test', { wait: false })
+  const key = acquireLockIn(opLockPath(dir, pod.uuid, 'data'), 'test', { wait: false })
   const { child: other, first } = await actor(t, ['unmount-wait', dir, pod.uuid, 'data'])
   t.equal(first, `waiting ${process.pid}`, 'the other process found the key held by this one and waits')
   t.ok(readVolumeState(pod.path, 'data'), 'nothing was torn down while this process held the key')

@@ -1,24 +1,17 @@
-// Persistent volumes (lib/volume/persistent.ts): create, list, remove;
-// claims that hold only while the claiming supervisor lives, ReadWriteOnce
-// across real processes; reclaim policies on release.
+// Persistent volumes (lib/storage/local/volumes.ts) and the pods bound to
+// them (lib/volume/plugins/persistent.ts): create, list, remove; bindings
+// that hold only while the binding supervisor lives, ReadWriteOnce across
+// real processes; reclaim policies when the last pod goes.
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError } from '../../lib/errors.js'
 import { tryLock } from '../../lib/pod/locks.js'
 import { preparePod } from '../../lib/pod/prepare.js'
-import {
-  claimViews,
-  claimVolume,
-  createVolume,
-  listVolumes,
-  readClaims,
-  readVolume,
-  releaseVolume,
-  removeVolume,
-  sweepVolumesDir,
-} from '../../lib/volume/persistent.js'
-import { pvDataDir, pvDir } from '../../lib/volume/layout.js'
+import { bindingHolds, readBindings } from '../../lib/storage/local/bindings.js'
+import { pvDataDir, pvDir } from '../../lib/storage/local/layout.js'
+import { createVolume, listVolumes, readVolume, removeVolume, sweepVolumesDir } from '../../lib/storage/local/volumes.js'
+import { bindVolume, unbindVolume } from '../../lib/volume/plugins/persistent.js'
 import { listTree } from '../helpers/common.js'
 import { actor, volumeManifest } from '../helpers/volume-util.js'
 
@@ -72,20 +65,20 @@ t.test('ReadWriteOnce across processes: a running claim excludes others until it
   const b = await newPod(dir)
   const holder = await actor(t, ['claim', dir, 'db', a])
   t.equal(holder.first, `claimed ${holder.child.pid}`)
-  t.same(claimViews(dir, 'db').map((c) => [c.pod, c.running]), [[a, true]])
+  t.same(readBindings(dir, 'db').map((b) => ({ ...b, running: bindingHolds(dir, b) })).map((c) => [c.pod, c.running]), [[a, true]])
   // This process is b's "supervisor".
   const lockB = tryLock(dir, b)!
   t.teardown(() => lockB.release())
-  const er = t.throws(() => claimVolume(dir, 'db', b)) as PodctlError
+  const er = t.throws(() => bindVolume(dir, 'db', b)) as PodctlError
   t.equal(er.exitCode, 4)
   t.match(er.message, `persistent volume db is in use by running pod ${a} (ReadWriteOnce)`)
   t.match(er.hint, `podctl stop ${a.slice(0, 8)}`)
   t.equal(code(() => removeVolume(dir, 'db')), 'EBADSTATE', 'volume rm is refused while a pod runs with it')
   await holder.child.kill() // SIGKILL: the supervisor dies without cleaning up
-  t.same(claimViews(dir, 'db').map((c) => [c.pod, c.running]), [[a, false]], "a dead supervisor's claim does not hold, at once")
-  claimVolume(dir, 'db', b)
+  t.same(readBindings(dir, 'db').map((b) => ({ ...b, running: bindingHolds(dir, b) })).map((c) => [c.pod, c.running]), [[a, false]], "a dead supervisor's claim does not hold, at once")
+  bindVolume(dir, 'db', b)
   t.same(
-    claimViews(dir, 'db').map((c) => [c.pod, c.running]),
+    readBindings(dir, 'db').map((b) => ({ ...b, running: bindingHolds(dir, b) })).map((c) => [c.pod, c.running]),
     [[a, false], [b, true]].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
     'both stay bound; only b holds',
   )
@@ -112,7 +105,7 @@ t.test('ReadWriteMany: several running pods; a ReadWriteOnce request is refused 
   const [a, b, c] = [await newPod(dir, 'shared'), await newPod(dir, 'shared'), await newPod(dir, 'shared')]
   t.match((await actor(t, ['claim', dir, 'shared', a])).first, /^claimed/)
   t.match((await actor(t, ['claim', dir, 'shared', b])).first, /^claimed/)
-  t.same(claimViews(dir, 'shared').filter((x) => x.running).length, 2)
+  t.same(readBindings(dir, 'shared').map((b) => ({ ...b, running: bindingHolds(dir, b) })).filter((x) => x.running).length, 2)
   t.match((await actor(t, ['claim', dir, 'shared', c, 'ReadWriteOnce'])).first, /^refused 4 persistent volume shared is in use by running pod/)
 })
 
@@ -122,9 +115,9 @@ t.test('a ReadWriteOnce volume refuses a ReadWriteMany request', async (t) => {
   const a = await newPod(dir)
   const l = tryLock(dir, a)!
   t.teardown(() => l.release())
-  const er = t.throws(() => claimVolume(dir, 'db', a, { mode: 'ReadWriteMany' })) as PodctlError
+  const er = t.throws(() => bindVolume(dir, 'db', a, { mode: 'ReadWriteMany' })) as PodctlError
   t.match(er.message, /allows ReadWriteOnce only/)
-  t.same(readClaims(dir, 'db'), [])
+  t.same(readBindings(dir, 'db'), [])
 })
 
 t.test('a volume over its size limit cannot be claimed', async (t) => {
@@ -134,7 +127,7 @@ t.test('a volume over its size limit cannot be claimed', async (t) => {
   const a = await newPod(dir, 'small')
   const l = tryLock(dir, a)!
   t.teardown(() => l.release())
-  t.match((t.throws(() => claimVolume(dir, 'small', a)) as Error).message, /uses \d+ bytes, over its size limit of 8192/)
+  t.match((t.throws(() => bindVolume(dir, 'small', a)) as Error).message, /uses \d+ bytes, over its size limit of 8192/)
   t.equal(code(() => createVolume(dir, 'tiny', { sizeLimitBytes: 1024 })), 'EUSAGE', 'a limit below one block cannot hold the volume\'s own directory')
   t.notOk(fs.existsSync(pvDir(dir, 'tiny')), 'and nothing is made')
 })
@@ -152,25 +145,25 @@ const released = async (t: Test, reclaim: 'retain' | 'delete' | 'recycle') => {
   const l = tryLock(dir, a)!
   const lb = tryLock(dir, b)!
   t.teardown(() => (l.release(), lb.release()))
-  claimVolume(dir, 'db', a)
+  bindVolume(dir, 'db', a)
   l.release()
-  claimVolume(dir, 'db', b) // a no longer runs
+  bindVolume(dir, 'db', b) // a no longer runs
   return { dir, data, a, b }
 }
 
 t.test('release: nothing is reclaimed while another pod is bound; retain keeps the data', async (t) => {
   const { dir, data, a, b } = await released(t, 'retain')
-  t.equal(releaseVolume(dir, 'db', a), 'released', 'b is still bound')
-  t.equal(releaseVolume(dir, 'db', a), 'not-claimed', 'idempotent')
-  t.equal(releaseVolume(dir, 'db', b), 'retained')
+  t.equal(unbindVolume(dir, 'db', a), 'unbound', 'b is still bound')
+  t.equal(unbindVolume(dir, 'db', a), 'not-bound', 'idempotent')
+  t.equal(unbindVolume(dir, 'db', b), 'retained')
   t.same(listTree(data), ['file', 'link -> ' + path.join(dir, 'outside', 'victim.txt'), 'sub/', `sub/escape -> ${path.join(dir, 'outside')}`])
-  t.same(readClaims(dir, 'db'), [])
+  t.same(readBindings(dir, 'db'), [])
 })
 
 t.test('release: delete removes the volume, never following links in it', async (t) => {
   const { dir, a, b } = await released(t, 'delete')
-  releaseVolume(dir, 'db', a)
-  t.equal(releaseVolume(dir, 'db', b), 'deleted')
+  unbindVolume(dir, 'db', a)
+  t.equal(unbindVolume(dir, 'db', b), 'deleted')
   t.notOk(fs.existsSync(pvDir(dir, 'db')))
   t.same(fs.readdirSync(path.join(dir, 'volumes')), [])
   t.same(listTree(path.join(dir, 'outside')), ['victim.txt'])
@@ -179,8 +172,8 @@ t.test('release: delete removes the volume, never following links in it', async 
 
 t.test('release: recycle scrubs the data (links unlinked, not followed) and checks it is empty', async (t) => {
   const { dir, data, a, b } = await released(t, 'recycle')
-  releaseVolume(dir, 'db', a)
-  t.equal(releaseVolume(dir, 'db', b), 'recycled')
+  unbindVolume(dir, 'db', a)
+  t.equal(unbindVolume(dir, 'db', b), 'recycled')
   t.same(fs.readdirSync(data), [])
   t.match(readVolume(dir, 'db'), { phase: 'available', recycled_at: String })
   t.same(listTree(path.join(dir, 'outside')), ['victim.txt'])
@@ -188,8 +181,8 @@ t.test('release: recycle scrubs the data (links unlinked, not followed) and chec
 
 t.test('a rolled-back claim (not a removed pod) reclaims nothing', async (t) => {
   const { dir, data, a, b } = await released(t, 'delete')
-  releaseVolume(dir, 'db', a, { reclaim: false })
-  t.equal(releaseVolume(dir, 'db', b, { reclaim: false }), 'released')
+  unbindVolume(dir, 'db', a, { reclaim: false })
+  t.equal(unbindVolume(dir, 'db', b, { reclaim: false }), 'unbound')
   t.ok(fs.existsSync(path.join(data, 'file')), 'the data is still there')
 })
 
@@ -199,11 +192,11 @@ t.test('a volume removed and created again is not reclaimed by a pod of the old 
   const a = await newPod(dir)
   const l = tryLock(dir, a)!
   t.teardown(() => l.release())
-  claimVolume(dir, 'db', a)
+  bindVolume(dir, 'db', a)
   l.release()
   removeVolume(dir, 'db')
   createVolume(dir, 'db', { reclaim: 'delete' })
-  t.equal(releaseVolume(dir, 'db', a), 'not-claimed')
+  t.equal(unbindVolume(dir, 'db', a), 'not-bound')
   t.ok(fs.existsSync(pvDir(dir, 'db')), 'the new volume stays')
 })
 
@@ -217,7 +210,7 @@ t.test('a recycle cut short is finished by the next claim; a link in place of da
   const a = await newPod(dir)
   const l = tryLock(dir, a)!
   t.teardown(() => l.release())
-  t.match(claimVolume(dir, 'db', a), { phase: 'available' })
+  t.match(bindVolume(dir, 'db', a), { phase: 'available' })
   t.ok(fs.lstatSync(pvDataDir(dir, 'db')).isDirectory(), 'data/ is a real, empty directory again')
   t.same(fs.readdirSync(pvDataDir(dir, 'db')), [])
   t.same(listTree(path.join(dir, 'outside')), ['victim.txt'])
@@ -231,6 +224,6 @@ t.test('claims of pods that no longer exist are dropped', async (t) => {
   fs.writeFileSync(path.join(pvDir(dir, 'db'), 'claims', '11111111-1111-4111-8111-111111111111.json'), JSON.stringify({ pod: '11111111-1111-4111-8111-111111111111', mode: 'ReadWriteOnce', owner: 'x', read_only: false, claimed_at: '' }))
   const l = tryLock(dir, a)!
   t.teardown(() => l.release())
-  claimVolume(dir, 'db', a)
-  t.same(readClaims(dir, 'db').map((c) => c.pod), [a])
+  bindVolume(dir, 'db', a)
+  t.same(readBindings(dir, 'db').map((c) => c.pod), [a])
 })

@@ -7,8 +7,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError } from '../../lib/errors.js'
 import type { PodManifest } from '../../lib/pod/manifest.js'
-import { pvDataDir, pvDir } from '../../lib/volume/layout.js'
-import { claimViews, createVolume, readClaims } from '../../lib/volume/persistent.js'
+import { bindingHolds, readBindings } from '../../lib/storage/local/bindings.js'
+import { pvDataDir, pvDir } from '../../lib/storage/local/layout.js'
+import { createVolume } from '../../lib/storage/local/volumes.js'
 import { checkVolumeSources, podMountPoints, setUpPodVolumes, tearDownPodVolumes, volumeSourceProblems } from '../../lib/volume/pod-volumes.js'
 import { recordedVolumes } from '../../lib/volume/state.js'
 import { emptyPlugin } from '../../lib/volume/plugins/empty.js'
@@ -86,7 +87,7 @@ t.test('set-up of every kind: data where the layout says, links the apps see, re
   fs.writeFileSync(path.join(root, 'db/row'), '1')
   t.equal(fs.readFileSync(path.join(pvDataDir(dir, 'db'), 'row'), 'utf8'), '1')
   t.same(recordedVolumes(pod.path), ['cache', 'cfg', 'data', 'db', 'host'])
-  t.same(claimViews(dir, 'db').map((c) => [c.pod, c.running]), [[pod.uuid, true]], 'this process holds the pod lock: its claim holds')
+  t.same(readBindings(dir, 'db').map((b) => ({ ...b, running: bindingHolds(dir, b) })).map((c) => [c.pod, c.running]), [[pod.uuid, true]], 'this process holds the pod lock: its claim holds')
   // Setting up again changes nothing (idempotent).
   const before = snapshot(pod.path)
   setUpPodVolumes(pod, everyKind(host))
@@ -108,7 +109,7 @@ t.test('tear-down: everything the pod owns goes, the claim is released, the host
   t.notOk(fs.existsSync(path.join(pod.path, 'volumes/cfg')))
   t.notOk(fs.existsSync(path.join(pod.path, 'apps/web/host')), 'the mount point is gone...')
   t.equal(snapshot(host), hostBefore, '... and the host path is exactly as it was')
-  t.same(readClaims(dir, 'db'), [])
+  t.same(readBindings(dir, 'db'), [])
   t.same(fs.readdirSync(pvDataDir(dir, 'db')), ['row'], 'retain kept the data')
   tearDownPodVolumes(pod) // idempotent
 })
@@ -124,7 +125,7 @@ t.test('set-up is all or nothing: a failure tears down what it set up, reclaimin
   t.match(er.message, /host path .* of volume "host" does not exist/)
   t.same(recordedVolumes(pod.path), [], 'no record left')
   t.notOk(fs.existsSync(path.join(pod.path, 'volumes/data')))
-  t.same(readClaims(dir, 'db'), [], 'the claim was dropped')
+  t.same(readBindings(dir, 'db'), [], 'the claim was dropped')
   t.ok(fs.existsSync(pvDir(dir, 'db')), 'a rollback is not a release: the delete policy did not apply')
 })
 

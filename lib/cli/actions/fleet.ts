@@ -1,10 +1,10 @@
-/** What the fleet commands do: `list --cluster`, `status --cluster`, `node list`, `node rm`. */
+/** What `list --cluster` and `status --cluster` do. */
 import { Cluster, type ClusterOptions } from '../../cluster/client.js'
-import { fleetNodes, fleetPods, removeNode, type FleetPodView, type NodeView } from '../../controller/fleet.js'
+import { fleetPods, type FleetPodView } from '../../controller/fleet.js'
 import { PodctlError, oneLine } from '../../errors.js'
 import type { ListOptions } from '../commands/list.js'
 import type { Context } from '../context.js'
-import { formatTable, isJson, relativeTime, toJson, wantsHeader, type LegendOptions } from '../output.js'
+import { isJson, toJson } from '../output.js'
 import { fleetListOutput } from './list.js'
 import { statusLines } from './status.js'
 
@@ -36,26 +36,4 @@ export const statusFleet = (ctx: Context, options: ClusterOptions, uuid: string,
     if (isJson(opts.format)) return ctx.io.out(toJson(v, opts.format))
     const lines = statusLines(v as Parameters<typeof statusLines>[0], ctx.io.colour)
     ctx.io.out(`${lines}node=${oneLine(v.node)}\n${v.node_lost ? 'node_lost=true\n' : ''}`)
-  })
-
-const podCounts = (n: NodeView): string =>
-  Object.entries(n.pods)
-    .map(([state, count]) => `${count} ${state}`)
-    .join(', ') || '-'
-
-export const nodeList = (ctx: Context, options: ClusterOptions, opts: { format: string } & LegendOptions): Promise<void> =>
-  withCluster(options, async (c) => {
-    const nodes = await fleetNodes(c)
-    if (isJson(opts.format)) return ctx.io.out(toJson(nodes, opts.format))
-    const now = Date.now()
-    const rows = nodes.map((n) => [n.name, n.lost ? 'lost' : 'alive', relativeTime(n.last_seen, now), podCounts(n), n.version ?? '-'])
-    ctx.io.out(formatTable(wantsHeader(opts) ? ['NAME', 'STATE', 'LAST SEEN', 'PODS', 'VERSION'] : undefined, rows))
-  })
-
-export const nodeRm = (ctx: Context, options: ClusterOptions, names: string[]): Promise<void> =>
-  withCluster(options, async (c) => {
-    for (const name of names) {
-      await removeNode(c, name)
-      ctx.io.out(`${name}\n`)
-    }
   })

@@ -1,6 +1,6 @@
 /** What `podctl prepare` does. */
 import { prepareNewPod } from '../../run/new-pod.js'
-import type { FleetRef } from '../../volume/fleet-store.js'
+import type { FleetRef } from '../../storage/pod-claims.js'
 import type { Context } from '../context.js'
 import type { PodInputOptions } from '../options.js'
 import { manifestFromInputs } from '../pod-input.js'

@@ -1,21 +1,101 @@
 /**
- * `persistent`: a named volume of `<data>/volumes/` that outlives pods.
- * Setting up claims it for the pod (ReadWriteOnce is exclusive among
- * running pods); tearing down releases the claim, and the last release
- * applies the volume's reclaim policy (lib/volume/persistent.ts).
+ * `persistent`: a named volume of `<data>/volumes/` that outlives pods
+ * (lib/storage/local/volumes.ts). Setting up binds the pod to it
+ * (ReadWriteOnce is exclusive among running pods); tearing down unbinds
+ * it, and the last pod's removal applies the reclaim policy of a volume
+ * no claim owns. Bindings of one volume are made and removed under its
+ * lock, so two pods that start at once cannot both get a ReadWriteOnce
+ * volume.
  */
 import fs from 'node:fs'
-import { PodctlError, oneLine } from '../../errors.js'
+import { PodctlError, oneLine, shortId } from '../../errors.js'
+import { writeFileAtomic } from '../../fs/atomic.js'
+import { DIR_MODE } from '../../fs/modes.js'
 import { unreachableDir } from '../../fs/reach.js'
-import { pvDataDir } from '../layout.js'
-import { volumeMetrics } from '../metrics.js'
-import { volumeOfClaim } from '../claims.js'
-import { claimVolume, readVolume, releaseVolume, volumeDataPath } from '../persistent.js'
+import { formatOwner, ownOwner } from '../../lock/owner.js'
+import type { AccessMode } from '../../pod/manifest.js'
+import { isoTime } from '../../pod/record.js'
+import { accessModeOf } from '../../storage/access-modes.js'
+import { bindingFile, bindingHolds, dropStaleBindings, type PodBinding } from '../../storage/local/bindings.js'
+import { pvBindingsDir, pvDataDir } from '../../storage/local/layout.js'
+import { finishRecycle, reclaimUnbound, type UnbindOutcome } from '../../storage/local/reclaim.js'
+import { volumeOfClaim } from '../../storage/local/store.js'
+import { readVolume, sweepTemporaries, volumeDataPath, volumeExists, withVolumeLock } from '../../storage/local/volumes.js'
+import type { PvRecord } from '../../storage/volume-record.js'
+import { diskUsage, volumeMetrics } from '../metrics.js'
 import type { Mounter, PodRef, Unmounter, VolumePlugin, VolumeSpec, VolumeStateRecord } from '../types.js'
 import { specFromRecord } from './spec.js'
-import { accessModeOf } from '../access-modes.js'
 
 export const PERSISTENT_PLUGIN = 'podctl.io/persistent'
+
+export interface BindOptions {
+  /** The access mode the pod asks for (default: the volume's). */
+  mode?: AccessMode
+  readOnly?: boolean
+}
+
+/**
+ * Binds pod `uuid` to volume `name` (idempotent). The caller must hold the
+ * pod's lock and keep holding it while the pod runs: the binding holds as
+ * long as it does. Refuses (EBADSTATE) when another running pod's binding
+ * excludes this one (ReadWriteOnce on either side), when the volume allows
+ * only ReadWriteOnce and ReadWriteMany is asked for, and when the volume
+ * is over its size limit.
+ */
+export const bindVolume = (dataDir: string, name: string, uuid: string, opts: BindOptions = {}): PvRecord =>
+  withVolumeLock(dataDir, name, () => {
+    sweepTemporaries(dataDir, name)
+    let rec = readVolume(dataDir, name)
+    if (rec.phase === 'recycling') rec = finishRecycle(dataDir, rec) // a recycler died: finish its work first
+    if (rec.phase === 'released') {
+      throw new PodctlError('EBADSTATE', `persistent volume ${name} was released by its claim ${rec.claim_ref?.name ?? ''} and waits for its reclaim policy (${rec.reclaim})`, 'make a new claim for a pod')
+    }
+    const mode = opts.mode ?? rec.access_mode
+    if (mode === 'ReadWriteMany' && rec.access_mode === 'ReadWriteOnce') {
+      throw new PodctlError('EBADSTATE', `persistent volume ${name} allows ReadWriteOnce only; pod ${shortId(uuid)} asks for ReadWriteMany`, `create the volume with --access-mode ReadWriteMany, or drop "accessMode" from the manifest`)
+    }
+    const used = rec.size_limit_bytes === null ? 0 : (diskUsage(volumeDataPath(dataDir, rec))?.bytes ?? 0)
+    if (rec.size_limit_bytes !== null && used > rec.size_limit_bytes) {
+      throw new PodctlError('EBADSTATE', `persistent volume ${name} uses ${used} bytes, over its size limit of ${rec.size_limit_bytes}`, 'free some space in it before a pod can claim it')
+    }
+    for (const b of dropStaleBindings(dataDir, name)) {
+      if (b.pod === uuid || (mode !== 'ReadWriteOnce' && b.mode !== 'ReadWriteOnce') || !bindingHolds(dataDir, b)) continue
+      throw new PodctlError(
+        'EBADSTATE',
+        `persistent volume ${name} is in use by running pod ${b.pod} (${b.mode === 'ReadWriteOnce' ? 'ReadWriteOnce' : `this pod asks for ${mode}`})`,
+        `stop that pod first: podctl stop ${shortId(b.pod)}`,
+      )
+    }
+    const binding: PodBinding = { pod: uuid, mode, read_only: opts.readOnly === true, owner: formatOwner(ownOwner()), claimed_at: isoTime() }
+    fs.mkdirSync(pvBindingsDir(dataDir, name), { recursive: true, mode: DIR_MODE })
+    writeFileAtomic(pvBindingsDir(dataDir, name), `${uuid}.json`, `${JSON.stringify(binding)}\n`, { sync: true })
+    return rec
+  })
+
+/**
+ * Unbinds pod `uuid` from volume `name` (idempotent). When no pod is bound
+ * any more and `reclaim` is set (the pod is being removed), applies the
+ * reclaim policy of a volume no claim owns (a claim's is applied when the
+ * claim goes). Nothing happens to a volume this pod was never bound to
+ * (one removed and created again under the same name, say).
+ */
+export const unbindVolume = (dataDir: string, name: string, uuid: string, opts: { reclaim: boolean } = { reclaim: true }): UnbindOutcome | 'not-bound' | 'unbound' => {
+  if (!volumeExists(dataDir, name)) return 'not-bound'
+  return withVolumeLock(dataDir, name, () => {
+    sweepTemporaries(dataDir, name)
+    const file = bindingFile(dataDir, name, uuid)
+    if (!fs.existsSync(file)) return 'not-bound'
+    let rec: PvRecord | undefined
+    try {
+      rec = readVolume(dataDir, name)
+    } catch {
+      // damaged: the binding goes, the volume stays as it is
+    }
+    fs.rmSync(file, { force: true })
+    if (!rec || !opts.reclaim || rec.claim_ref || dropStaleBindings(dataDir, name).length > 0) return 'unbound'
+    return reclaimUnbound(dataDir, rec)
+  })
+}
 
 /** Where a volume's data is (a provisioner may have made it elsewhere); its own data/ when it cannot be read. */
 const dataPathOf = (dataDir: string, name: string): string => {
@@ -23,15 +103,6 @@ const dataPathOf = (dataDir: string, name: string): string => {
     return volumeDataPath(dataDir, readVolume(dataDir, name))
   } catch {
     return pvDataDir(dataDir, name)
-  }
-}
-
-/** The volume to release: the claim's, or the claim's name when it is not a bound claim object. */
-const unmountName = (dataDir: string, claim: string): string => {
-  try {
-    return volumeOfClaim(dataDir, claim)
-  } catch {
-    return claim
   }
 }
 
@@ -51,7 +122,7 @@ export const persistentPlugin: VolumePlugin = {
       pluginName: PERSISTENT_PLUGIN,
       path: data,
       setUp: () => {
-        claimVolume(pod.dataDir, name, pod.uuid, { ...(v.accessMode ? { mode: accessModeOf(v.accessMode) } : {}), readOnly: v.readOnly === true })
+        bindVolume(pod.dataDir, name, pod.uuid, { ...(v.accessMode ? { mode: accessModeOf(v.accessMode) } : {}), readOnly: v.readOnly === true })
         if (data !== pvDataDir(pod.dataDir, name)) {
           // A provisioner's directory: apps are linked to it only while it is a directory reached without a link.
           const problem = unreachableDir(data)
@@ -66,12 +137,17 @@ export const persistentPlugin: VolumePlugin = {
   newUnmounter: (spec: VolumeSpec, pod: PodRef): Unmounter => {
     const v = claimOf(spec)
     // A claim cannot be removed while a pod using it is not, so it still says which volume.
-    const name = unmountName(pod.dataDir, v.claim)
+    let name = v.claim
+    try {
+      name = volumeOfClaim(pod.dataDir, v.claim)
+    } catch {
+      // not a bound claim object: the volume of that name
+    }
     const data = dataPathOf(pod.dataDir, name)
     return {
       pluginName: PERSISTENT_PLUGIN,
       path: data,
-      tearDown: ({ podRemoved }) => void releaseVolume(pod.dataDir, name, pod.uuid, { reclaim: podRemoved }),
+      tearDown: ({ podRemoved }) => void unbindVolume(pod.dataDir, name, pod.uuid, { reclaim: podRemoved }),
       getMetrics: () => volumeMetrics(data, true, { followRoot: false }),
     }
   },

@@ -1,15 +1,9 @@
 /** podctl volume create: a persistent volume. */
 import { Option, type Command } from 'commander'
-import { ACCESS_MODE_NAMES } from '../../../volume/access-modes.js'
+import { ACCESS_MODE_NAMES } from '../../../storage/access-modes.js'
 import type { Context } from '../../context.js'
 import { addFormatOption, dataDirOf } from '../../options.js'
-
-export interface CreateOptions {
-  reclaim: 'retain' | 'delete' | 'recycle'
-  sizeLimit?: string
-  accessMode: string
-  format: string
-}
+import type { CreateOptions } from './options.js'
 
 export const registerVolumeCreate = (volume: Command, ctx: Context): void => {
   const cmd = volume
@@ -21,5 +15,5 @@ export const registerVolumeCreate = (volume: Command, ctx: Context): void => {
     .addOption(new Option('--access-mode <mode>', 'ReadWriteOnce (RWO): one running pod at a time; ReadWriteMany (RWX): several').choices(Object.keys(ACCESS_MODE_NAMES)).default('ReadWriteOnce'))
   addFormatOption(cmd, ctx, 'output format (table prints the name)')
     .addHelpText('after', '\nExamples:\n  $ podctl volume create db\n  $ podctl volume create scratch --reclaim recycle --size-limit 512M --access-mode ReadWriteMany')
-    .action(async (name: string, opts: CreateOptions, self: Command) => (await import('../../actions/volume.js')).create(ctx, dataDirOf(self, 'write'), name, opts))
+    .action(async (name: string, opts: CreateOptions, self: Command) => (await import('./action.js')).create(ctx, dataDirOf(self, 'write'), name, opts))
 }

@@ -10,5 +10,5 @@ export const registerVolumeInspect = (volume: Command, ctx: Context): void => {
     .argument('<name>', 'volume name')
   addFormatOption(cmd, ctx, 'output format (table means key=value lines)')
     .addHelpText('after', '\nExamples:\n  $ podctl volume inspect db\n  $ podctl volume inspect db --format json-pretty')
-    .action(async (name: string, opts: { format: string }, self: Command) => (await import('../../actions/volume.js')).inspect(ctx, dataDirOf(self, 'read'), name, opts))
+    .action(async (name: string, opts: { format: string }, self: Command) => (await import('./action.js')).inspect(ctx, dataDirOf(self, 'read'), name, opts))
 }

@@ -2,13 +2,7 @@
 import type { Command } from 'commander'
 import type { Context } from '../../context.js'
 import { collect, dataDirOf, durationOption } from '../../options.js'
-
-export interface UpdateOptions {
-  fromFile?: string[]
-  fromDir?: string
-  wait: boolean
-  timeout: number
-}
+import type { UpdateOptions } from './options.js'
 
 export const registerVolumeUpdate = (volume: Command, ctx: Context): void => {
   volume
@@ -30,6 +24,6 @@ Examples:
   $ podctl volume update 8c3b1f0e config --from-dir ./config`,
     )
     .action(async (uuid: string, name: string, opts: UpdateOptions, self: Command) =>
-      (await import('../../actions/volume.js')).update(ctx, dataDirOf(self, 'write'), uuid, name, opts),
+      (await import('./action.js')).update(ctx, dataDirOf(self, 'write'), uuid, name, opts),
     )
 }

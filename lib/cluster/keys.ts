@@ -1,0 +1,24 @@
+/**
+ * podctl's keys in etcd, below the cluster prefix (Documentation/fleet.md
+ * lists them with their values and lifetimes), named in one place.
+ */
+export const KEYS = {
+  /** The leader's key, bound to its lease: while it exists, commands leave provisioning to it. */
+  election: 'election/controller',
+  /** What outlives a leader: transitions, and who led last. */
+  history: 'election/history',
+  /** The name of the fleet's default class. */
+  defaultClass: 'class-default',
+  classes: 'classes/',
+  claims: 'claims/',
+  volumes: 'volumes/',
+  /** Which nodes' pods use a claim (storage/fleet/attachments.ts). */
+  attachments: 'attachments/',
+  /** `locks/<kind>.<name>`, bound to the holder's session lease (session.ts). */
+  locks: 'locks/',
+  /** `nodes/<node>`, bound to the node's controller's lease: present while it lives. */
+  nodes: 'nodes/',
+  nodeInfo: 'node-info/',
+  /** `pods/<node>/<uuid>`: a pod's summary. */
+  pods: 'pods/',
+} as const

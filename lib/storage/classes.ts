@@ -1,0 +1,173 @@
+/**
+ * Volume classes (CONTRACT §8): how volumes are made for claims. What a
+ * class is and how one is checked; a store keeps them
+ * (local/store.ts, fleet/store.ts).
+ */
+import { PodctlError } from '../errors.js'
+import { parseDuration } from '../duration.js'
+import { NAME_RE } from '../pod/manifest.js'
+import { isoTime } from '../pod/record.js'
+import { parseBytes } from '../bytes.js'
+import type { ObjectKind } from './objects.js'
+import { rootParamProblem } from './answer-path.js'
+import { DEFAULT_PROVISIONERS_DIR, execTarget } from './provisioner-programs.js'
+
+export type ReclaimPolicy = 'retain' | 'delete' | 'recycle'
+export const RECLAIM_POLICIES: readonly ReclaimPolicy[] = ['retain', 'delete', 'recycle']
+
+export interface VolumeClass {
+  version: 1
+  name: string
+  /** "local", "exec:NAME" or (a data dir's class) "exec:/abs/path". */
+  provisioner: string
+  parameters: Record<string, string>
+  reclaim: ReclaimPolicy
+  default: boolean
+  created_at: string
+}
+
+const PARAM_KEY_RE = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/
+// eslint-disable-next-line no-control-regex
+const CONTROL_RE = /[\x00-\x1f\x7f]/
+
+/**
+ * What is wrong with a provisioner name, if anything. A fleet's classes
+ * name exec provisioners (`exec:NAME`), never a program's path: each node
+ * maps the name to its own program (provisioner-programs.ts).
+ */
+export const provisionerProblem = (p: string, fleet = false): string | undefined => {
+  if (p === 'local') return undefined
+  const target = execTarget(p)
+  if (target === undefined) return `unknown provisioner ${JSON.stringify(p)}: use "local" or "exec:NAME" (a program in ${DEFAULT_PROVISIONERS_DIR}/NAME)`
+  if ('problem' in target) return target.problem
+  if (fleet && 'program' in target) {
+    return `a class of a fleet names its provisioner, not a program: --provisioner exec:NAME, with the program installed as ${DEFAULT_PROVISIONERS_DIR}/NAME on each node (or in its --provisioners-dir)`
+  }
+  return undefined
+}
+
+/**
+ * What is wrong with a class's parameters (or its reclaim policy) for its
+ * provisioner, if anything. In a fleet (`fleet`), `local` also takes
+ * `node`, and needs it: its volumes are directories of one node's data
+ * dir; and no class recycles. podctl empties only what it made, so an
+ * exec class cannot recycle either: its provisioner's delete is how its
+ * volumes are emptied.
+ */
+const parametersProblem = (provisioner: string, params: Record<string, string>, reclaim: ReclaimPolicy, fleet: boolean): { problem: string; hint?: string } | undefined => {
+  for (const [k, v] of Object.entries(params)) {
+    if (!PARAM_KEY_RE.test(k)) return { problem: `invalid parameter name ${JSON.stringify(k)}: letters, digits, "_", "." and "-", starting with a letter` }
+    if (typeof v !== 'string') return { problem: `parameter ${k} is not a string` }
+    if (CONTROL_RE.test(v)) return { problem: `parameter ${k} must be one line without control characters: ${JSON.stringify(v)}` }
+  }
+  if (fleet && reclaim === 'recycle') return { problem: 'a class of a fleet cannot recycle: its volumes are bound to claims only', hint: 'use --reclaim delete (the default) or retain' }
+  if (provisioner !== 'local') {
+    if (reclaim === 'recycle') {
+      return { problem: 'an exec class cannot recycle: podctl empties only the volumes it made, and an exec volume is emptied by its provisioner\'s delete', hint: 'use --reclaim delete (the default) or retain' }
+    }
+    if (params.timeout !== undefined) {
+      try {
+        parseDuration(params.timeout, 'parameter timeout')
+      } catch (er) {
+        return { problem: (er as Error).message }
+      }
+    }
+    const root = params.root
+    const bad = root === undefined ? undefined : rootParamProblem(root)
+    if (bad) return { problem: `invalid parameter root ${JSON.stringify(root)}: ${bad}`, hint: 'give the directory that every answer of the provisioner must be below, e.g. --param root=/srv/volumes' }
+    return undefined
+  }
+  if (params.sizeLimit !== undefined) {
+    try {
+      parseBytes(params.sizeLimit, 'parameter sizeLimit')
+    } catch (er) {
+      return { problem: (er as Error).message }
+    }
+  }
+  const known = fleet ? ['sizeLimit', 'node'] : ['sizeLimit']
+  const unknown = Object.keys(params).filter((k) => !known.includes(k))
+  if (unknown.length > 0) {
+    const hint = fleet ? 'its parameters are sizeLimit and node, e.g. --param node=web-1' : 'its only parameter is sizeLimit, e.g. --param sizeLimit=10Gi (node is for classes of a fleet, with --cluster)'
+    return { problem: `the local provisioner has no parameter ${unknown.map((k) => JSON.stringify(k)).join(', ')}`, hint }
+  }
+  if (fleet && params.node === undefined) {
+    return {
+      problem: 'a local class of a fleet needs --param node=NAME: its volumes are directories on one node, usable only by pods of that node',
+      hint: 'pin it to a node (--param node=NAME), or use an exec: provisioner that returns paths on shared storage',
+    }
+  }
+  if (fleet && !NAME_RE.test(params.node!)) return { problem: `invalid parameter node ${JSON.stringify(params.node)}: a node name` }
+  return undefined
+}
+
+/** What is wrong with a class object as stored (a file of the data dir, or a value in a fleet's etcd), if anything. */
+export const classProblem = (v: unknown, fleet = false): string | undefined => {
+  const c = v as Partial<VolumeClass> | null
+  if (c === null || typeof c !== 'object' || Array.isArray(c)) return 'not a JSON object'
+  if (c.version !== 1) return 'unknown version'
+  if (typeof c.name !== 'string' || !NAME_RE.test(c.name)) return 'bad name'
+  if (typeof c.provisioner !== 'string' || provisionerProblem(c.provisioner, fleet)) return 'bad provisioner'
+  if (c.parameters === null || typeof c.parameters !== 'object' || Array.isArray(c.parameters)) return 'bad parameters'
+  if (!RECLAIM_POLICIES.includes(c.reclaim as ReclaimPolicy)) return 'bad reclaim policy'
+  const params = parametersProblem(c.provisioner, c.parameters, c.reclaim!, fleet)
+  if (params) return `bad parameters: ${params.problem}`
+  if (typeof c.default !== 'boolean') return 'bad default'
+  if (typeof c.created_at !== 'string') return 'bad created_at'
+  return undefined
+}
+
+export const CLASS: ObjectKind<VolumeClass> = {
+  what: 'volume class',
+  dir: 'classes',
+  problem: (v) => classProblem(v),
+  missingHint: () => 'see podctl volume class list; make one with podctl volume class create NAME --provisioner local',
+}
+
+/** A class of a fleet's etcd: its exec provisioner a name, never a path. */
+export const FLEET_CLASS: ObjectKind<VolumeClass> = { ...CLASS, problem: (v) => classProblem(v, true) }
+
+export const checkClassName = (name: string): void => {
+  if (!NAME_RE.test(name)) {
+    throw new PodctlError('EUSAGE', `invalid class name ${JSON.stringify(name)}: 1 to 63 characters of a-z, 0-9 and "-", starting with a letter or digit`)
+  }
+}
+
+export interface CreateClassOptions {
+  provisioner: string
+  parameters?: Record<string, string>
+  reclaim?: ReclaimPolicy
+  isDefault?: boolean
+}
+
+/**
+ * A new class object from the user's options, every check made (EUSAGE);
+ * `fleet`: a class of a fleet's store (CONTRACT §11), which has no
+ * recycle policy, names exec provisioners, and pins local volumes to a
+ * node.
+ */
+export const newClass = (name: string, opts: CreateClassOptions, fleet = false): VolumeClass => {
+  checkClassName(name)
+  const problem = provisionerProblem(opts.provisioner, fleet)
+  if (problem) throw new PodctlError('EUSAGE', problem)
+  const parameters = opts.parameters ?? {}
+  const reclaim = opts.reclaim ?? 'delete'
+  const bad = parametersProblem(opts.provisioner, parameters, reclaim, fleet)
+  if (bad) throw new PodctlError('EUSAGE', bad.problem, bad.hint)
+  return {
+    version: 1,
+    name,
+    provisioner: opts.provisioner,
+    parameters,
+    reclaim,
+    default: opts.isDefault === true,
+    created_at: isoTime(),
+  }
+}
+
+/** A class that claims still use cannot go (EBADSTATE, exit 4); `flag` is how the store's commands are named (" --cluster"). */
+export const classInUse = (name: string, claims: string[], flag = ''): PodctlError =>
+  new PodctlError(
+    'EBADSTATE',
+    `volume class ${name} is used by ${claims.length === 1 ? 'claim' : 'claims'} ${claims.slice(0, 5).join(', ')}${claims.length > 5 ? ', …' : ''}`,
+    `remove ${claims.length === 1 ? 'that claim' : 'those claims'} first: podctl volume claim rm${flag} ${claims.slice(0, 5).join(' ')}`,
+  )

@@ -1,0 +1,120 @@
+/**
+ * Which nodes' pods use a fleet claim, as Kubernetes' VolumeAttachment
+ * says which node a volume is attached to: `<prefix>attachments/<claim>`,
+ * `{"claim", "uid", "nodes": {"<node>": {"pods": [...], "running": [...]}}}`.
+ *
+ * Each node writes its own entry, from its data dir: the pods that use the
+ * claim and are not removed, and those of them running (their lock held
+ * by a live process). It does so when a pod of it is about to run with the
+ * claim (copies.ts: attach), and whenever its controller publishes its
+ * pods (reconcileAttachments), so that a pod's exit releases the claim
+ * within a second and its removal lets the claim go. ReadWriteOnce holds
+ * across nodes: a pod is refused while another node that is alive (its
+ * controller's lease) runs a pod with the claim; a lost node's pods hold
+ * nothing. `claim rm` is refused while any node lists a pod; `node rm`
+ * forgets a node's entries.
+ */
+import type { Cluster, Guard, Write } from '../../cluster/client.js'
+import { KEYS } from '../../cluster/keys.js'
+import { PodctlError } from '../../errors.js'
+import { isLocked } from '../../pod/locks.js'
+import { NAME_RE } from '../../pod/manifest.js'
+import { CLAIM, CLAIM_UID_RE, type VolumeClaim } from '../claims.js'
+import { listObjects } from '../objects.js'
+import type { ClaimUser } from '../store.js'
+import { podsUsingClaim } from '../local/store.js'
+
+interface Entry {
+  pods: string[]
+  running: string[]
+}
+
+export interface Attachment {
+  claim: string
+  /** The claim's uid: a record of an older claim of the name is none of this one's. */
+  uid: string
+  nodes: Record<string, Entry>
+}
+
+const keyOf = (claim: string): string => `${KEYS.attachments}${claim}`
+const isUuids = (v: unknown): boolean => Array.isArray(v) && v.every((u) => typeof u === 'string' && CLAIM_UID_RE.test(u))
+
+/** A record read from etcd, checked like any input; null when it is damaged. */
+const parse = (text: string, claim: string): Attachment | null => {
+  try {
+    const a = JSON.parse(text) as Attachment
+    const nodes = Object.entries(a.nodes ?? {}) as [string, Partial<Entry>][]
+    if (a.claim === claim && CLAIM_UID_RE.test(a.uid) && nodes.every(([n, e]) => NAME_RE.test(n) && isUuids(e.pods) && isUuids(e.running))) return a
+  } catch {
+    // not JSON
+  }
+  return null
+}
+
+/** Claim `c`'s attachment, and the guard a write of it must add; EFAILED when it is damaged. */
+export const readAttachment = async (cluster: Cluster, c: VolumeClaim): Promise<{ a: Attachment; guard: Guard }> => {
+  const key = keyOf(c.name)
+  const kv = await cluster.get(key)
+  const a = kv === undefined ? undefined : parse(kv.value, c.name)
+  if (a === null) throw new PodctlError('EFAILED', `the attachment of volume claim ${c.name} is damaged in etcd`, `look at it: etcdctl get ${cluster.options.prefix}${key}`)
+  return { a: a?.uid === c.uid ? a : { claim: c.name, uid: c.uid, nodes: {} }, guard: kv ? { key, mod: kv.modRevision } : { key, created: '0' } }
+}
+
+/** The pods of other nodes than `node` that use the claim. */
+export const usersOf = (a: Attachment, node: string): ClaimUser[] => Object.entries(a.nodes).flatMap(([n, e]) => (n === node ? [] : e.pods.map((pod) => ({ pod, node: n }))))
+
+/** `node`'s entry from its data dir: `pods` (default: those that name claim `name`), running those whose lock a live process holds, and `starting`. */
+export const localEntry = (dataDir: string, name: string, starting?: string, pods = podsUsingClaim(dataDir, name)): Entry => {
+  const all = [...new Set([...pods, ...(starting === undefined ? [] : [starting])])].sort()
+  return { pods: all, running: all.filter((u) => u === starting || isLocked(dataDir, u)) }
+}
+
+/** The write that gives `node` entry `e` in `a` (none when it lists no pod; the record goes with its last entry). */
+export const withEntry = (a: Attachment, node: string, e: Entry | undefined): Write => {
+  const nodes = { ...a.nodes }
+  if (e && e.pods.length > 0) nodes[node] = e
+  else delete nodes[node]
+  return Object.keys(nodes).length > 0 ? { put: keyOf(a.claim), value: JSON.stringify({ ...a, nodes }) } : { delete: keyOf(a.claim) }
+}
+
+/** Changes `node`'s entry of claim `name`'s record (if it has one) to `entry(current)`, guarded; false when someone changed it first. */
+const rewrite = async (cluster: Cluster, name: string, node: string, entry: (a: Attachment) => Entry | undefined, uid?: string): Promise<boolean> => {
+  const kv = await cluster.get(keyOf(name))
+  const a = kv === undefined ? (uid === undefined ? undefined : { claim: name, uid, nodes: {} }) : parse(kv.value, name)
+  if (!a) return true // none, or damaged: named where it is used
+  const guard: Guard = kv ? { key: keyOf(name), mod: kv.modRevision } : { key: keyOf(name), created: '0' }
+  return (await cluster.commit([guard], [withEntry(a, node, entry(a))])) !== undefined
+}
+
+const same = (a: Entry | undefined, b: Entry): boolean => JSON.stringify(a ?? { pods: [], running: [] }) === JSON.stringify(b)
+
+/**
+ * Brings this node's entries up to date with its data dir: for each claim
+ * it keeps a copy of (a pod of it ran with the claim), or has an entry
+ * for. `using`: the node's pods by the claims their manifests name.
+ */
+export const reconcileAttachments = async (cluster: Cluster, node: string, dataDir: string, using: () => ReadonlyMap<string, string[]>): Promise<void> => {
+  const copies = new Map(listObjects(dataDir, CLAIM).flatMap((c) => (c.fleet ? [[c.name, c.uid] as const] : [])))
+  const recorded = new Map([...(await cluster.list(KEYS.attachments))].map(([k, v]) => [k.slice(KEYS.attachments.length), parse(v, k.slice(KEYS.attachments.length))]))
+  const names = new Set([...copies.keys(), ...[...recorded].flatMap(([n, a]) => (a?.nodes[node] ? [n] : []))])
+  // The pods' manifests are read only on a node that has something to say.
+  const pods = names.size > 0 ? using() : new Map<string, string[]>()
+  for (const name of names) {
+    const want = localEntry(dataDir, name, undefined, pods.get(name) ?? [])
+    const a = recorded.get(name)
+    if (a === null || same(a?.nodes[node], want) || (a === undefined && want.pods.length === 0)) continue
+    // A changed record is looked at again at the next publish.
+    await rewrite(cluster, name, node, () => want, a?.uid ?? copies.get(name))
+  }
+}
+
+/** `node rm`: the node's entries go, with its pods. */
+export const forgetNode = async (cluster: Cluster, node: string): Promise<void> => {
+  for (const [k, v] of await cluster.list(KEYS.attachments)) {
+    const name = k.slice(KEYS.attachments.length)
+    if (!parse(v, name)?.nodes[node]) continue
+    for (let tries = 0; !(await rewrite(cluster, name, node, () => undefined)); tries++) {
+      if (tries >= 5) throw new PodctlError('EBADSTATE', `the attachment of volume claim ${name} kept changing`, 'try again')
+    }
+  }
+}
