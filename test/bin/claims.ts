@@ -267,3 +267,21 @@ t.test('volume rm of a volume a claim owns is refused (4): the claim decides, th
   t.match(rm.stderr, new RegExp(`^podctl: persistent volume ${volume} is bound to volume claim db\\nremove the claim instead: podctl volume claim rm db\\n`))
   t.ok(json(podctl(dir, ['volume', 'list', '--format', 'json']).stdout).some((v: { name: string }) => v.name === volume), 'the volume is still there')
 })
+
+t.test('class list and claim list: --no-legend drops the header, as every list of podctl (and --no-legacy, its old spelling)', async (t) => {
+  const dir = path.join(t.testdir({}), 'data')
+  t.equal(podctl(dir, ['volume', 'class', 'create', 'std', '--provisioner', 'local', '--default']).status, 0)
+  t.equal(podctl(dir, ['volume', 'claim', 'create', 'db', '--size', '1M']).status, 0)
+  for (const what of ['class', 'claim']) {
+    const full = podctl(dir, ['volume', what, 'list'])
+    t.equal(full.status, 0, full.stderr)
+    t.match(full.stdout, /^NAME\s/, `${what} list: a header`)
+    for (const flag of ['--no-legend', '--no-legacy']) {
+      const bare = podctl(dir, ['volume', what, 'list', flag])
+      t.equal(bare.status, 0, `${what} list ${flag}: exit 0 ${bare.stderr}`)
+      // Columns follow their contents, the header's too: the rows are compared word by word.
+      const words = (text: string) => text.trim().split('\n').map((l) => l.split(/ +/).slice(0, 6)) // CREATED ages between the two runs
+      t.same(words(bare.stdout), words(full.stdout).slice(1), `${what} list ${flag}: the rows alone`)
+    }
+  }
+})

@@ -225,6 +225,36 @@ t.test('--gc-interval: the leader collects exited pods (podctl gc in a child pro
   t.notMatch(c.log(), /gc: .*failed/, 'no gc failure')
 })
 
+t.test('--once with --gc-interval: one gc pass as well, beside the claims; --gc-interval 0s: none', async (t) => {
+  const dir = setUp(t)
+  for (let i = 0; i < 2; i++) t.equal(podctl(dir, ['run', '--', '/bin/true']).status, 0)
+  t.equal(podctl(dir, ['volume', 'claim', 'create', 'g', '--size', '1M']).status, 0)
+  const off = podctl(dir, ['controller', '--once', '--gc-interval', '0s', '--gc-grace-period', '0s'])
+  t.equal(off.status, 0, off.stderr)
+  t.equal(JSON.parse(podctl(dir, ['list', '--format', 'json']).stdout).length, 2, '--gc-interval 0s: the exited pods stay')
+  const r = podctl(dir, ['controller', '--once', '--gc-interval', '1m', '--gc-grace-period', '0s'])
+  t.equal(r.status, 0, r.stderr)
+  t.same(JSON.parse(podctl(dir, ['list', '--format', 'json']).stdout), [], 'the exited pods are collected by the one pass')
+  t.match(r.stderr, /gc: marked 0, deleted 2/, 'and the pass is logged')
+  t.equal(claim(dir, 'g').phase, 'bound', 'the claims are bound in the same run')
+})
+
+t.test('--no-leader-elect works without a lease, and never says "not leading"', async (t) => {
+  const dir = setUp(t)
+  t.equal(podctl(dir, ['volume', 'claim', 'create', 'n', '--size', '1M']).status, 0)
+  const once = podctl(dir, ['controller', '--once', '--no-leader-elect', '--gc-interval', '0s'])
+  t.equal(once.status, 0, once.stderr)
+  t.equal(claim(dir, 'n').phase, 'bound', '--once binds the claim')
+  t.notMatch(once.stderr, /not leading/, '--once: no "not leading"')
+  const c = startController(t, dir, 'nle', ['--no-leader-elect'])
+  t.equal(podctl(dir, ['volume', 'claim', 'create', 'm', '--size', '1M']).status, 0)
+  await pollUntil('bound by the running controller', () => claim(dir, 'm').phase === 'bound')
+  c.proc.kill('SIGTERM')
+  t.equal((await c.exited).code, 0, 'SIGTERM: exit 0')
+  t.notMatch(c.log(), /not leading/, 'working and stopping: no "not leading"')
+  t.equal(lease(dir).holder, null, 'and it took no lease')
+})
+
 const get = (port: number, p: string): Promise<{ status: number; body: string }> =>
   new Promise((resolve, reject) => {
     http
