@@ -14,6 +14,6 @@ export const registerAppAdd = (app: Command, ctx: Context): void => {
     .option('-e, --env <KEY=VALUE>', 'environment variable (repeatable)', collect)
     .addHelpText('after', '\nExample:\n  $ podctl app add 8c3b1f0e --name worker --env QUEUE=jobs -- node worker.js')
     .action(async (uuid: string, command: string[], opts: { name: string; ephemeral?: boolean; env?: string[] }, self: Command) =>
-      (await import('../../actions/app.js')).add(ctx, dataDirOf(self, 'write'), uuid, command, opts),
+      (await import('./action.js')).add(ctx, dataDirOf(self, 'write'), uuid, command, opts),
     )
 }

@@ -9,6 +9,6 @@ export const registerAppList = (app: Command, ctx: Context): void => {
   addLegendOptions(addFormatOption(cmd, ctx))
     .addHelpText('after', '\nExample:\n  $ podctl app list 8c3b1f0e --format json')
     .action(async (uuid: string, opts: { format: string } & LegendOptions, self: Command) =>
-      (await import('../../actions/app.js')).list(ctx, dataDirOf(self, 'read'), uuid, opts),
+      (await import('./action.js')).list(ctx, dataDirOf(self, 'read'), uuid, opts),
     )
 }

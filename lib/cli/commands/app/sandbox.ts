@@ -12,6 +12,6 @@ export const registerAppSandbox = (app: Command, ctx: Context): void => {
     .option('--uuid-file-save <file>', 'also write the pod UUID to this file')
     .addHelpText('after', '\nExamples:\n  $ podctl app sandbox --detach --name tools\n  $ podctl app sandbox          # foreground: streams the output of the apps added later')
     .action(async (opts: { name?: string; detach?: boolean; uuidFileSave?: string }, self: Command) =>
-      (await import('../../actions/app.js')).sandbox(ctx, dataDirOf(self, 'write'), opts),
+      (await import('./action.js')).sandbox(ctx, dataDirOf(self, 'write'), opts),
     )
 }

@@ -12,6 +12,6 @@ export const registerAppStatus = (app: Command, ctx: Context): void => {
   addFormatOption(cmd, ctx, 'output format (table means key=value lines)')
     .addHelpText('after', '\nExample:\n  $ podctl app status 8c3b1f0e worker')
     .action(async (uuid: string, name: string, opts: { format: string }, self: Command) =>
-      (await import('../../actions/app.js')).status(ctx, dataDirOf(self, 'read'), uuid, name, opts),
+      (await import('./action.js')).status(ctx, dataDirOf(self, 'read'), uuid, name, opts),
     )
 }

@@ -12,6 +12,6 @@ export const registerAppStop = (app: Command, ctx: Context): void => {
     .addOption(durationOption('--timeout <duration>', 'time between SIGTERM and SIGKILL', '10s'))
     .addHelpText('after', '\nExample:\n  $ podctl app stop 8c3b1f0e worker --timeout 5s')
     .action(async (uuid: string, name: string, opts: { timeout: number }, self: Command) =>
-      (await import('../../actions/app.js')).stop(ctx, dataDirOf(self, 'write'), uuid, name, opts),
+      (await import('./action.js')).stop(ctx, dataDirOf(self, 'write'), uuid, name, opts),
     )
 }

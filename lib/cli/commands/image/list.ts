@@ -13,5 +13,5 @@ export const registerImageList = (image: Command, ctx: Context): void => {
   const cmd = image.command('list').alias('ls').description('list images: NAME, TAG, DIGEST (its first 12 hex digits), SIZE (unpacked), CREATED')
   addLegendOptions(addFormatOption(cmd, ctx).option('-q, --quiet', 'print the full digests only, one a line'))
     .addHelpText('after', '\nExamples:\n  $ podctl image list\n  $ podctl image list --format json')
-    .action(async (opts: ImageListOptions, self: Command) => (await import('../../actions/image.js')).list(ctx, dataDirOf(self, 'read'), opts))
+    .action(async (opts: ImageListOptions, self: Command) => (await import('./action.js')).list(ctx, dataDirOf(self, 'read'), opts))
 }

@@ -9,5 +9,5 @@ export const registerImagePrune = (image: Command, ctx: Context): void => {
     .description('delete images that have no name and no pod uses, the blobs and renders nothing uses, and what killed imports left; prints each image deleted')
   addFormatOption(cmd, ctx)
     .addHelpText('after', '\nExamples:\n  $ podctl image prune\n  $ podctl image prune --format json')
-    .action(async (opts: { format: string }, self: Command) => (await import('../../actions/image.js')).prune(ctx, dataDirOf(self, 'write'), opts))
+    .action(async (opts: { format: string }, self: Command) => (await import('./action.js')).prune(ctx, dataDirOf(self, 'write'), opts))
 }
