@@ -5,19 +5,20 @@ import { podFromUUIDString } from '../../../pod/pod.js'
 import { podView } from '../../../pod/view.js'
 import { addApp, removeApp, startApp, stopApp } from '../../../run/apps.js'
 import type { Context } from '../../context.js'
-import { formatTable, isJson, keyValueLines, toJson, waitingLine, wantsHeader, type LegendOptions } from '../../output.js'
+import { formatTable, isJson, keyValueLines, toJson, waitingLine, wantsHeader } from '../../output.js'
 import { appFromCommand } from '../../pod-input.js'
-import { runNewPod } from '../run/action.js'
+import { runNewPod } from '../../run-pod.js'
+import type { AppAddOptions, AppListOptions, AppSandboxOptions, AppStatusOptions, AppStopOptions } from './options.js'
 
 /** app sandbox: a running mutable pod with no apps, detached or supervised here. */
-export const sandbox = async (ctx: Context, dataDir: string, opts: { name?: string; detach?: boolean; uuidFileSave?: string }): Promise<void> => {
+export const sandbox = async (ctx: Context, dataDir: string, opts: AppSandboxOptions): Promise<void> => {
   const manifest = validateManifest({ apiVersion: API_VERSION, mutable: true, apps: [], ...(opts.name !== undefined ? { name: opts.name } : {}) })
   await runNewPod(ctx, dataDir, manifest, opts, (pod) =>
     ctx.io.err(`podctl: sandbox ${pod.uuid} is running; add apps with: podctl app add ${pod.uuid.slice(0, 8)} --name NAME -- CMD\n`),
   )
 }
 
-export const add = async (ctx: Context, dataDir: string, uuid: string, command: string[], opts: { name: string; ephemeral?: boolean; env?: string[] }): Promise<void> => {
+export const add = async (ctx: Context, dataDir: string, uuid: string, command: string[], opts: AppAddOptions): Promise<void> => {
   // `app add --name x -- sh -c ...` without the UUID hands "sh" in as the pod: say that, not that "-c" is no program.
   if (!/^[0-9a-fA-F-]+$/.test(uuid)) {
     throw new PodctlError('EUSAGE', `missing pod UUID: ${JSON.stringify(uuid)} is not one`, 'usage: podctl app add UUID --name NAME -- CMD [ARG...]')
@@ -42,14 +43,14 @@ export const start = (ctx: Context, dataDir: string, uuid: string, name: string)
   return waitingFor(ctx, `waiting for app ${name} of pod ${pod.uuid.slice(0, 8)} to start (at most 30s)`, () => startApp(pod, name))
 }
 
-export const stop = (ctx: Context, dataDir: string, uuid: string, name: string, opts: { timeout: number }): Promise<void> => {
+export const stop = (ctx: Context, dataDir: string, uuid: string, name: string, opts: AppStopOptions): Promise<void> => {
   const pod = podFromUUIDString(dataDir, uuid)
   return waitingFor(ctx, `stopping app ${name} of pod ${pod.uuid.slice(0, 8)}: SIGTERM, SIGKILL after ${Math.round(opts.timeout / 1000)}s`, () => stopApp(pod, name, opts.timeout))
 }
 
 export const rm = (_ctx: Context, dataDir: string, uuid: string, name: string): Promise<void> => removeApp(podFromUUIDString(dataDir, uuid), name)
 
-export const list = (ctx: Context, dataDir: string, uuid: string, opts: { format: string } & LegendOptions): void => {
+export const list = (ctx: Context, dataDir: string, uuid: string, opts: AppListOptions): void => {
   const apps = podView(podFromUUIDString(dataDir, uuid)).apps
   if (isJson(opts.format)) {
     ctx.io.out(toJson(apps, opts.format))
@@ -59,7 +60,7 @@ export const list = (ctx: Context, dataDir: string, uuid: string, opts: { format
   ctx.io.out(formatTable(wantsHeader(opts) ? ['NAME', 'TYPE', 'STATE', 'PID', 'EXIT'] : undefined, rows))
 }
 
-export const status = (ctx: Context, dataDir: string, uuid: string, name: string, opts: { format: string }): void => {
+export const status = (ctx: Context, dataDir: string, uuid: string, name: string, opts: AppStatusOptions): void => {
   const v = podView(podFromUUIDString(dataDir, uuid))
   const a = v.apps.find((x) => x.name === name)
   if (!a) {

@@ -1,8 +1,8 @@
 /** What `podctl enter` does. */
 import { podFromUUIDString } from '../../../pod/pod.js'
 import { enterPod } from '../../../runtime/enter.js'
-import type { EnterCommandOptions } from './index.js'
 import type { Context } from '../../context.js'
+import type { EnterCommandOptions } from './options.js'
 
 /** Runs the command in the pod; the exit code is the command's. */
 export const enter = async (ctx: Context, dataDir: string, uuid: string, command: string[], opts: EnterCommandOptions): Promise<void> => {

@@ -3,11 +3,7 @@ import type { Command } from 'commander'
 import type { CommandSpec } from '../../command-spec.js'
 import type { Context } from '../../context.js'
 import { dataDirOf } from '../../options.js'
-
-export interface EnterCommandOptions {
-  app?: string
-  tty?: boolean
-}
+import type { EnterCommandOptions } from './options.js'
 
 export const enter: CommandSpec = {
   name: 'enter',

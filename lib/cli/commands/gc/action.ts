@@ -4,9 +4,9 @@ import { gc as collect, type GcResult } from '../../../pod/gc.js'
 import { pruneImages, type Removed } from '../../../image/store.js'
 import { errnoCode, isPodctlError } from '../../../errors.js'
 import { podTeardown } from '../../../runtime/pod-runtime.js'
-import type { GcCliOptions } from './index.js'
 import type { Context } from '../../context.js'
 import { isJson, progressReporter, toJson } from '../../output.js'
+import type { GcCliOptions } from './options.js'
 
 /** One gc pass; prints what it marked and deleted, and exits 1 if anything could not be handled. */
 export const gc = async (ctx: Context, dataDir: string, opts: GcCliOptions): Promise<void> => {

@@ -3,14 +3,7 @@ import { Option, type Command } from 'commander'
 import type { CommandSpec } from '../../command-spec.js'
 import type { Context } from '../../context.js'
 import { addFormatOption, count, dataDirOf, durationOption } from '../../options.js'
-
-export interface GcCliOptions {
-  gracePeriod: number
-  expirePrepared: number
-  markOnly?: boolean
-  workers: number
-  format: string
-}
+import type { GcCliOptions } from './options.js'
 
 export const gc: CommandSpec = {
   name: 'gc',

@@ -2,10 +2,10 @@
 import { parseName, shortHex } from '../../../image/reference.js'
 import { listImages, pruneImages, removeImage, tagImage } from '../../../image/store.js'
 import { humanSize, inspectImage, inspectLines } from '../../../image/view.js'
-import type { ImageListOptions } from './list.js'
 import type { Context } from '../../context.js'
 import { formatTable, isJson, relativeTime, toJson, wantsHeader } from '../../output.js'
 import { forEachArgument } from '../../report-error.js'
+import type { ImageInspectOptions, ImageListOptions, ImagePruneOptions, ImageRmOptions } from './options.js'
 
 export const list = (ctx: Context, dataDir: string, opts: ImageListOptions): void => {
   const rows = listImages(dataDir)
@@ -22,7 +22,7 @@ export const list = (ctx: Context, dataDir: string, opts: ImageListOptions): voi
   ctx.io.out(formatTable(wantsHeader(opts) ? ['NAME', 'TAG', 'DIGEST', 'SIZE', 'CREATED'] : undefined, table))
 }
 
-export const inspect = (ctx: Context, dataDir: string, text: string, opts: { format: string }): void => {
+export const inspect = (ctx: Context, dataDir: string, text: string, opts: ImageInspectOptions): void => {
   const v = inspectImage(dataDir, text)
   ctx.io.out(isJson(opts.format) ? toJson(v, opts.format) : inspectLines(v))
 }
@@ -33,13 +33,13 @@ export const tag = (dataDir: string, text: string, name: string): void => {
 }
 
 /** Removes each image named, printing what went (`untagged NAME`, `deleted DIGEST`); goes past a bad one. */
-export const rm = (ctx: Context, dataDir: string, texts: string[], opts: { force?: boolean }): Promise<void> =>
+export const rm = (ctx: Context, dataDir: string, texts: string[], opts: ImageRmOptions): Promise<void> =>
   forEachArgument(ctx, texts, (text) => {
     const out = removeImage(dataDir, text, { force: opts.force === true })
     return [...out.untagged.map((n) => `untagged ${n}\n`), ...(out.deleted !== undefined ? [`deleted ${out.deleted}\n`] : [])].join('')
   })
 
-export const prune = (ctx: Context, dataDir: string, opts: { format: string }): void => {
+export const prune = (ctx: Context, dataDir: string, opts: ImagePruneOptions): void => {
   const r = pruneImages(dataDir, { unnamed: true })
   if (isJson(opts.format)) {
     ctx.io.out(toJson({ deleted: r.images, blobs: r.blobs, renders: r.renders, leftovers: r.work }, opts.format))

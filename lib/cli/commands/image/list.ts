@@ -2,12 +2,7 @@
 import type { Command } from 'commander'
 import type { Context } from '../../context.js'
 import { addFormatOption, addLegendOptions, dataDirOf } from '../../options.js'
-import type { LegendOptions } from '../../output.js'
-
-export interface ImageListOptions extends LegendOptions {
-  format: string
-  quiet?: boolean
-}
+import type { ImageListOptions } from './options.js'
 
 export const registerImageList = (image: Command, ctx: Context): void => {
   const cmd = image.command('list').alias('ls').description('list images: NAME, TAG, DIGEST (its first 12 hex digits), SIZE (unpacked), CREATED')

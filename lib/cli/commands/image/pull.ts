@@ -2,7 +2,8 @@
 import type { Command } from 'commander'
 import type { Context } from '../../context.js'
 import { dataDirOf } from '../../options.js'
-import { addImportOptions, type ImageImportOptions } from './import/index.js'
+import { addImportOptions } from './import/index.js'
+import type { ImageImportOptions } from './import/options.js'
 
 export const registerImagePull = (image: Command, ctx: Context): void => {
   const cmd = image

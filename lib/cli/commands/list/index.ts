@@ -4,18 +4,7 @@ import { PodctlError, isPodctlError } from '../../../errors.js'
 import type { CommandSpec } from '../../command-spec.js'
 import type { Context } from '../../context.js'
 import { addFormatOption, addLegendOptions, clusterOf, collect, dataDirOf } from '../../options.js'
-import type { LegendOptions } from '../../output.js'
-
-export interface ListOptions extends LegendOptions {
-  format: string
-  full?: boolean
-  state?: string[]
-  /** KEY=VALUE[,KEY=VALUE...]: state, name, app (repeatable). */
-  filter?: string[]
-  sort?: 'created' | 'name' | 'state'
-  /** UUIDs only, one per line. */
-  quiet?: boolean
-}
+import type { ListOptions } from './options.js'
 
 export const list: CommandSpec = {
   name: 'list',

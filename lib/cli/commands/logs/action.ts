@@ -3,8 +3,8 @@ import { parseNonNegativeDuration } from '../../../duration.js'
 import { PodctlError } from '../../../errors.js'
 import { podFromUUIDString } from '../../../pod/pod.js'
 import { followLogs, formatLine, logEnds, readAppLogLines, selectLines } from '../../../run/logs.js'
-import type { LogsOptions } from './index.js'
 import type { Context } from '../../context.js'
+import type { LogsOptions } from './options.js'
 
 // RFC 3339: a date, a time (seconds and fraction optional), and Z or an offset.
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})$/

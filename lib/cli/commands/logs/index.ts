@@ -3,14 +3,7 @@ import type { Command } from 'commander'
 import type { CommandSpec } from '../../command-spec.js'
 import type { Context } from '../../context.js'
 import { dataDirOf } from '../../options.js'
-
-export interface LogsOptions {
-  app?: string
-  follow?: boolean
-  tail?: string
-  since?: string
-  timestamps?: boolean
-}
+import type { LogsOptions } from './options.js'
 
 export const logs: CommandSpec = {
   name: 'logs',

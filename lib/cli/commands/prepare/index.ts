@@ -2,7 +2,8 @@
 import type { Command } from 'commander'
 import type { CommandSpec } from '../../command-spec.js'
 import type { Context } from '../../context.js'
-import { addPodInputOptions, dataDirOf, fleetOf, runtimeOf, type PodInputOptions } from '../../options.js'
+import { addPodInputOptions, dataDirOf, fleetOf, runtimeOf } from '../../options.js'
+import type { PrepareOptions } from './options.js'
 
 export const prepare: CommandSpec = {
   name: 'prepare',
@@ -18,7 +19,7 @@ Examples:
   $ podctl prepare --manifest web.json --uuid-file-save web.uuid
   $ cat web.json | podctl prepare --manifest - --env LOG_LEVEL=debug`,
       )
-      .action(async (command: string[], opts: PodInputOptions, self: Command) =>
+      .action(async (command: string[], opts: PrepareOptions, self: Command) =>
         (await import('./action.js')).prepare(ctx, dataDirOf(self, 'write'), command, { ...opts, runtime: runtimeOf(self) }, fleetOf(self)),
       )
   },

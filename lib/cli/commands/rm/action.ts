@@ -7,10 +7,10 @@ import type { PodState } from '../../../pod/state.js'
 import { Include, listPods } from '../../../pod/walk.js'
 import { stopPod } from '../../../run/stop.js'
 import { podTeardown } from '../../../runtime/pod-runtime.js'
-import type { RmOptions } from './index.js'
 import type { Context } from '../../context.js'
 import { progressReporter } from '../../output.js'
 import { forEachArgument } from '../../report-error.js'
+import type { RmOptions } from './options.js'
 
 /** States in which a live process works on the pod: --all leaves them alone (rm of one names why). */
 const BUSY: ReadonlySet<PodState> = new Set(['running', 'preparing', 'deleting', 'exited deleting', 'embryo'])

@@ -3,12 +3,7 @@ import type { Command } from 'commander'
 import type { CommandSpec } from '../../command-spec.js'
 import type { Context } from '../../context.js'
 import { dataDirOf } from '../../options.js'
-
-export interface RmOptions {
-  uuidFile?: string
-  all?: boolean
-  force?: boolean
-}
+import type { RmOptions } from './options.js'
 
 export const rm: CommandSpec = {
   name: 'rm',

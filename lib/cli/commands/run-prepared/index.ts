@@ -3,6 +3,7 @@ import type { Command } from 'commander'
 import type { CommandSpec } from '../../command-spec.js'
 import type { Context } from '../../context.js'
 import { dataDirOf, durationOption, fleetOf, provisionersDirOption } from '../../options.js'
+import type { RunPreparedOptions } from './options.js'
 
 export const runPrepared: CommandSpec = {
   name: 'run-prepared',
@@ -14,8 +15,8 @@ export const runPrepared: CommandSpec = {
       .addOption(durationOption('--timeout <duration>', "how long to wait for a running controller to bind the pod's volume claims", '5m'))
       .addOption(provisionersDirOption())
       .addHelpText('after', '\nExamples:\n  $ podctl run-prepared 8c3b1f0e\n  $ podctl run-prepared --detach 8c3b1f0e')
-      .action(async (uuid: string, opts: { detach?: boolean; timeout?: number; provisionersDir?: string }, self: Command) =>
-        (await import('../run/action.js')).runPrepared(ctx, dataDirOf(self, 'write'), uuid, opts, fleetOf(self)),
+      .action(async (uuid: string, opts: RunPreparedOptions, self: Command) =>
+        (await import('./action.js')).runPrepared(ctx, dataDirOf(self, 'write'), uuid, opts, fleetOf(self)),
       )
   },
 }

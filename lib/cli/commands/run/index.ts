@@ -2,7 +2,8 @@
 import type { Command } from 'commander'
 import type { CommandSpec } from '../../command-spec.js'
 import type { Context } from '../../context.js'
-import { addPodInputOptions, dataDirOf, fleetOf, durationOption, provisionersDirOption, runtimeOf, type PodInputOptions } from '../../options.js'
+import { addPodInputOptions, dataDirOf, fleetOf, durationOption, provisionersDirOption, runtimeOf } from '../../options.js'
+import type { RunOptions } from './options.js'
 
 export const run: CommandSpec = {
   name: 'run',
@@ -21,7 +22,7 @@ Examples:
   $ podctl run --detach -- sleep 300          # prints the UUID
   $ podctl run --manifest web.json --uuid-file-save web.uuid`,
       )
-      .action(async (command: string[], opts: PodInputOptions & { detach?: boolean; timeout?: number; provisionersDir?: string }, self: Command) =>
+      .action(async (command: string[], opts: RunOptions, self: Command) =>
         (await import('./action.js')).run(ctx, dataDirOf(self, 'write'), command, { ...opts, runtime: runtimeOf(self) }, fleetOf(self)),
       )
   },

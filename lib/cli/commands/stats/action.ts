@@ -6,9 +6,9 @@ import { podFromUUIDString, type Pod } from '../../../pod/pod.js'
 import { waitReady } from '../../../pod/wait.js'
 import { Include, listPods } from '../../../pod/walk.js'
 import { sampleStats, type AppStats, type CpuMarks } from '../../../runtime/stats.js'
-import type { StatsCommandOptions } from './index.js'
 import type { Context } from '../../context.js'
 import { formatTable, humanBytes, isJson, toJson, wantsHeader } from '../../output.js'
+import type { StatsCommandOptions } from './options.js'
 
 const HEADER = ['UUID', 'APP', 'CPU %', 'MEM USAGE / LIMIT', 'PIDS']
 

@@ -3,13 +3,7 @@ import type { Command } from 'commander'
 import type { CommandSpec } from '../../command-spec.js'
 import type { Context } from '../../context.js'
 import { addFormatOption, addLegendOptions, dataDirOf } from '../../options.js'
-
-export interface StatsCommandOptions {
-  stream?: boolean
-  format: string
-  legend?: boolean
-  legacy?: boolean
-}
+import type { StatsCommandOptions } from './options.js'
 
 export const stats: CommandSpec = {
   name: 'stats',

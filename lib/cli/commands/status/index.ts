@@ -4,15 +4,7 @@ import type { CommandSpec } from '../../command-spec.js'
 import type { Context } from '../../context.js'
 import { PodctlError } from '../../../errors.js'
 import { addFormatOption, clusterOf, dataDirOf } from '../../options.js'
-
-export interface StatusOptions {
-  format: string
-  /** true, or the duration text (or the pod: see the action). */
-  wait?: true | string
-  waitReady?: true | string
-  /** rkt's --uuid-file: the pod whose UUID is in this file. */
-  uuidFile?: string
-}
+import type { StatusOptions } from './options.js'
 
 export const status: CommandSpec = {
   name: 'status',
@@ -32,26 +24,6 @@ export const status: CommandSpec = {
           return (await import('../../actions/fleet.js')).statusFleet(ctx, cluster, uuid, opts)
         }
         return (await import('./action.js')).status(ctx, dataDirOf(self, 'read'), uuid, opts)
-      })
-  },
-}
-
-/** podctl inspect: the JSON of status (podman's inspect), pretty unless --format json. */
-export const inspect: CommandSpec = {
-  name: 'inspect',
-  description: 'show one pod as JSON (what status --format json-pretty prints)',
-  define: (cmd: Command, ctx: Context): void => {
-    cmd
-      .argument('<uuid>', 'pod UUID or unambiguous prefix')
-      .addOption(new Option('--format <format>', 'json-pretty, or json for one line').choices(['json', 'json-pretty']).default('json-pretty'))
-      .on('option:format', (value: string) => {
-        ctx.state.format = value
-      })
-      .addHelpText('after', '\nExamples:\n  $ podctl inspect 8c3b1f0e\n  $ podctl inspect 8c3b1f0e --format json | jq .state')
-      .action(async (uuid: string, opts: { format: string }, self: Command) => {
-        // The first error is printed as JSON too, as status does for --format json.
-        ctx.state.format ??= opts.format
-        return (await import('./action.js')).status(ctx, dataDirOf(self, 'read'), uuid, { format: opts.format })
       })
   },
 }

@@ -5,9 +5,10 @@ import { stopPod } from '../../../run/stop.js'
 import type { Context } from '../../context.js'
 import { waitingLine } from '../../output.js'
 import { forEachArgument } from '../../report-error.js'
+import type { StopOptions } from './options.js'
 
 /** Stops the pods all at once, and reports each (UUID, or why not) in argument order. */
-export const stop = async (ctx: Context, dataDir: string, uuids: string[], opts: { force?: boolean; timeout: number; uuidFile?: string }): Promise<void> => {
+export const stop = async (ctx: Context, dataDir: string, uuids: string[], opts: StopOptions): Promise<void> => {
   const args = [...uuids]
   if (opts.uuidFile !== undefined) args.push(readUUIDFromFile(opts.uuidFile))
   if (args.length === 0) throw new PodctlError('EUSAGE', 'no pod given', 'usage: podctl stop UUID... [--uuid-file FILE]')

@@ -3,6 +3,7 @@ import type { Command } from 'commander'
 import type { CommandSpec } from '../../command-spec.js'
 import type { Context } from '../../context.js'
 import { dataDirOf, durationOption } from '../../options.js'
+import type { StopOptions } from './options.js'
 
 export const stop: CommandSpec = {
   name: 'stop',
@@ -14,7 +15,7 @@ export const stop: CommandSpec = {
       .option('-f, --force', 'SIGKILL at once')
       .addOption(durationOption('--timeout <duration>', 'time between SIGTERM and SIGKILL', '10s'))
       .addHelpText('after', '\nExamples:\n  $ podctl stop 8c3b1f0e\n  $ podctl stop --timeout 30s 8c3b1f0e 4a2d9e11')
-      .action(async (uuids: string[], opts: { force?: boolean; timeout: number; uuidFile?: string }, self: Command) =>
+      .action(async (uuids: string[], opts: StopOptions, self: Command) =>
         (await import('./action.js')).stop(ctx, dataDirOf(self, 'write'), uuids, opts),
       )
   },

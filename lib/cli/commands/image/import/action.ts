@@ -11,9 +11,9 @@ import { parseSource } from '../../../../image/source.js'
 import { humanSize } from '../../../../image/view.js'
 import { ensureDataDir } from '../../../../pod/layout.js'
 import { parseBytes } from '../../../../bytes.js'
-import type { ImageImportOptions } from './index.js'
 import type { Context } from '../../../context.js'
 import { progressLine } from '../../../output.js'
+import type { ImageImportOptions } from './options.js'
 
 const progressText = (p: ImportProgress): string =>
   p.phase === 'copy' ? `copying: ${humanSize(p.bytes)}${p.total !== undefined ? ` of ${humanSize(p.total)}` : ''}` : `unpacking layer ${p.layer}/${p.layers}: ${humanSize(p.bytes)}`

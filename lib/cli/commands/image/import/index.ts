@@ -2,12 +2,7 @@
 import type { Command } from 'commander'
 import type { Context } from '../../../context.js'
 import { dataDirOf } from '../../../options.js'
-
-export interface ImageImportOptions {
-  name?: string
-  platform?: string
-  maxSize?: string
-}
+import type { ImageImportOptions } from './options.js'
 
 /** The options import and pull share. */
 export const addImportOptions = (cmd: Command): Command =>
