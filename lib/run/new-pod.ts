@@ -7,7 +7,8 @@
  */
 import { PodctlError } from '../errors.js'
 import { isolationOf, type PodManifest } from '../pod/manifest.js'
-import { checkUUIDFileSave, writeUUIDToFile, type Pod } from '../pod/pod.js'
+import type { Pod } from '../pod/pod.js'
+import { checkUUIDFileSave, writeUUIDToFile } from '../pod/uuid.js'
 import { createPod, discard } from '../pod/prepare.js'
 import type { EnsureBoundOptions } from '../volume/binder.js'
 import { bindPodClaims, createPodClaims, fleetClaimsOf, withPodFleet } from '../volume/fleet-binder.js'

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { PodctlError, PodChangedStateError, ErrImmutable, IMMUTABLE_MESSAGE } from '../../lib/errors.js'
 import { POD_DIRS, type PodDir } from '../../lib/pod/layout.js'
 import { isLocked, tryLock } from '../../lib/pod/locks.js'
-import { newPod, podFromUUIDString, normalizeUUIDArg, readUUIDFromFile, writeUUIDToFile, type Pod } from '../../lib/pod/pod.js'
+import { newPod, podFromUUIDString, type Pod } from '../../lib/pod/pod.js'
 import { createPod, preparePod } from '../../lib/pod/prepare.js'
 import { readRecord, writeRecord } from '../../lib/pod/record.js'
 import type { PodManifest } from '../../lib/pod/manifest.js'
@@ -358,10 +358,6 @@ t.test('podFromUUIDString', async (t) => {
       t.throws(() => podFromUUIDString(dir, bad), { code: 'EUSAGE' }, JSON.stringify(bad))
     }
   })
-  t.test('normalizeUUIDArg', async (t) => {
-    t.equal(normalizeUUIDArg(' 3F2A '), '3f2a')
-    t.throws(() => normalizeUUIDArg('zz'), { code: 'EUSAGE', hint: /podctl list/ })
-  })
   t.test('a pod path that is not a directory: EFAILED, never followed', async (t) => {
     const file = '8c3b1f0e-2a4d-4c4b-9a57-0d7c4b1e2f3a'
     fs.writeFileSync(path.join(dir, 'pods', 'run', file), 'x')
@@ -561,17 +557,6 @@ t.test('the manifest of a mutable pod', async (t) => {
     t.throws(() => p.updateManifest(manifest({ mutable: true }) as PodManifest), { code: 'ECHANGED' })
     p.close()
   })
-})
-
-t.test('UUID files', async (t) => {
-  const d = t.testdir({ bad: 'not a uuid\n' })
-  const uuid = '8c3b1f0e-2a4d-4c4b-9a57-0d7c4b1e2f3a'
-  writeUUIDToFile(uuid, path.join(d, 'u'))
-  t.equal(fs.readFileSync(path.join(d, 'u'), 'utf8'), `${uuid}\n`)
-  t.equal(readUUIDFromFile(path.join(d, 'u')), uuid)
-  t.throws(() => readUUIDFromFile(path.join(d, 'bad')), { code: 'EUSAGE' })
-  t.throws(() => readUUIDFromFile(path.join(d, 'missing')), { code: 'EUSAGE' })
-  t.throws(() => writeUUIDToFile(uuid, path.join(d, 'no', 'such', 'dir', 'u')), { code: 'EUSAGE', message: /its directory does not exist/ })
 })
 
 t.test('tryExclusiveLock and unlock', async (t) => {

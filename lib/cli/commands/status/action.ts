@@ -1,10 +1,11 @@
 /** What `podctl status` does: wait if asked, then print one pod. */
 import { PodctlError } from '../../../errors.js'
 import { parseDuration, parseNonNegativeDuration } from '../../../duration.js'
-import { podFromUUIDString, readUUIDFromFile, type Pod } from '../../../pod/pod.js'
+import { podFromUUIDString, type Pod } from '../../../pod/pod.js'
 import { reapOrphans } from '../../../pod/reap.js'
 import { podView } from '../../../pod/view.js'
 import { waitFinished, waitReady } from '../../../pod/wait.js'
+import { readUUIDFromFile } from '../../../pod/uuid.js'
 import { withVolumes } from '../../../volume/view.js'
 import type { Context } from '../../context.js'
 import { isJson, toJson, waitingLine } from '../../output.js'

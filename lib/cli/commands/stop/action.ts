@@ -1,6 +1,7 @@
 /** What `podctl stop` does. */
 import { PodctlError } from '../../../errors.js'
-import { podFromUUIDString, readUUIDFromFile } from '../../../pod/pod.js'
+import { podFromUUIDString } from '../../../pod/pod.js'
+import { readUUIDFromFile } from '../../../pod/uuid.js'
 import { stopPod } from '../../../run/stop.js'
 import type { Context } from '../../context.js'
 import { waitingLine } from '../../output.js'
