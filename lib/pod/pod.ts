@@ -10,15 +10,15 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { v4 as uuidv4 } from 'uuid'
-import { ErrImmutable, PodChangedStateError, PodctlError, bug, errnoCode } from '../errors.js'
-import { syncDir, writeFileAtomic } from '../fs/atomic.js'
+import { PodChangedStateError, PodctlError, bug, errnoCode } from '../errors.js'
+import { syncDir } from '../fs/atomic.js'
 import { DIR_MODE } from '../fs/modes.js'
 import type { RemovePool } from '../fs/remove-pool.js'
 import { removeTree } from '../fs/remove-tree.js'
-import { acquireLockAt, type HeldLock } from '../lock/lock.js'
+import type { HeldLock } from '../lock/lock.js'
 import { POD_DIRS, checkLayout, dataDirExists, ensureDataDir, isPodUUID, podPath, stateDirPath, type PodDir } from './layout.js'
-import { isLocked, manifestLockPath, tryLock } from './locks.js'
-import { parseManifest, validateManifest, type PodManifest } from './manifest.js'
+import { isLocked, tryLock } from './locks.js'
+import { parseManifest, type PodManifest } from './manifest.js'
 import { MAX_MANIFEST_BYTES, readOwnFile } from '../fs/read.js'
 import { MANIFEST_FILE, emptyRecord, parseRecord, readRecordFile, type PodRecord, type RecordFile } from './record.js'
 import { deriveState, isAfterRunState, isFinishedState, type PodState } from './state.js'
@@ -52,7 +52,6 @@ export class Pod {
   #recordFile: RecordFile | undefined
   /** Why pod.json cannot be used, once record() has looked. */
   #damaged: string | undefined
-  #manifestLock: HeldLock | undefined
   #removed = false
 
   /** @internal Use newPod, podFromUUIDString or walkPods. */
@@ -140,9 +139,8 @@ export class Pod {
     held?.release()
   }
 
-  /** Releases every lock this Pod holds (rkt's Close). */
+  /** Releases the pod's lock, if held (rkt's Close; a manifest lock is released by its holder, lib/pod/sandbox.ts). */
   close(): void {
-    this.unlockManifest()
     this.unlock()
   }
 
@@ -437,52 +435,6 @@ export class Pod {
     }
     syncDir(this.path)
     syncDir(stateDirPath(this.dataDir, this.#dir))
-  }
-
-  // ---- the manifest of a mutable pod ----------------------------------
-
-  /**
-   * Loads the manifest and checks that it may change: throws ErrImmutable
-   * for a pod that was not created mutable.
-   */
-  sandboxManifest(): PodManifest {
-    const { manifest } = this.podManifest()
-    if (manifest.mutable !== true) throw new ErrImmutable(this.uuid)
-    return manifest
-  }
-
-  /**
-   * Takes the manifest lock (`<data>/locks/<uuid>.manifest`), waiting up
-   * to `timeoutMs` for another holder. The pod lock may be held by the
-   * running supervisor meanwhile: only manifest writers exclude each other.
-   */
-  exclusiveLockManifest(timeoutMs = 30_000): void {
-    this.#manifestLock ??= acquireLockAt(manifestLockPath(this.dataDir, this.uuid), `the manifest lock of pod ${this.uuid}`, { wait: true, timeoutMs })
-  }
-
-  /**
-   * Replaces the manifest atomically (temporary file, fsync, rename,
-   * fsync of the directory). The manifest lock must be held.
-   */
-  updateManifest(m: PodManifest): void {
-    if (!this.#manifestLock) throw bug(`updateManifest on pod ${this.uuid} without the manifest lock`)
-    validateManifest(m, { allowEphemeral: true })
-    try {
-      writeFileAtomic(this.path, MANIFEST_FILE, JSON.stringify(m), { sync: true })
-    } catch (er) {
-      if (errnoCode(er) === 'ENOENT') {
-        throw new PodChangedStateError(this.uuid, `pod ${this.uuid} changed state while its manifest was being updated`)
-      }
-      throw er
-    }
-    syncDir(this.path)
-  }
-
-  /** Releases the manifest lock if held. */
-  unlockManifest(): void {
-    const held = this.#manifestLock
-    this.#manifestLock = undefined
-    held?.release()
   }
 
   /** @internal Marks this Pod as created by this process (newPod). */

@@ -8,6 +8,7 @@ import { PodChangedStateError, PodctlError } from '../errors.js'
 import type { App } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { newAppRecord, writeRecord, type AppRecord } from '../pod/record.js'
+import { ManifestLock, sandboxManifest } from '../pod/sandbox.js'
 import { poll } from '../poll.js'
 import { writeRequest } from './requests.js'
 
@@ -15,14 +16,14 @@ const short = (pod: Pod): string => pod.uuid.slice(0, 8)
 
 /** A mutable pod's apps may change while it is prepared or running. */
 const assertChangeable = (pod: Pod): void => {
-  pod.sandboxManifest() // throws ErrImmutable
+  sandboxManifest(pod) // throws ErrImmutable
   if (pod.state !== 'running' && pod.state !== 'prepared') {
     throw new PodctlError('EBADSTATE', `pod ${short(pod)} is ${pod.state}; apps change only in a running (or prepared) mutable pod`)
   }
 }
 
 const assertRunning = (pod: Pod): void => {
-  pod.sandboxManifest()
+  sandboxManifest(pod)
   if (pod.state !== 'running') {
     throw new PodctlError('EBADSTATE', `pod ${short(pod)} is ${pod.state}; apps start and stop only in a running pod`)
   }
@@ -51,16 +52,16 @@ const waitRecord = async (pod: Pod, what: string, timeoutMs: number, done: (apps
  */
 export const addApp = async (pod: Pod, app: App, timeoutMs = 30_000): Promise<void> => {
   assertChangeable(pod)
-  pod.exclusiveLockManifest(timeoutMs)
+  const lock = ManifestLock.take(pod, timeoutMs)
   try {
-    const m = pod.sandboxManifest()
+    const m = sandboxManifest(pod)
     if (m.apps.some((a) => a.name === app.name)) {
       throw new PodctlError('EBADSTATE', `pod ${short(pod)} already has an app named ${app.name}`, `remove it first: podctl app rm ${short(pod)} ${app.name}`)
     }
-    pod.updateManifest({ ...m, apps: [...m.apps, app] })
+    lock.update({ ...m, apps: [...m.apps, app] })
     syncPreparedRecord(pod, (apps) => [...apps.filter((a) => a.name !== app.name), newAppRecord(app)])
   } finally {
-    pod.unlockManifest()
+    lock.release()
   }
   if (pod.state === 'running') await waitRecord(pod, `app ${app.name} to appear`, timeoutMs, (apps) => apps.some((a) => a.name === app.name))
 }
@@ -68,14 +69,14 @@ export const addApp = async (pod: Pod, app: App, timeoutMs = 30_000): Promise<vo
 /** Removes an app from a mutable pod; a running app is stopped first by the supervisor. */
 export const removeApp = async (pod: Pod, name: string, timeoutMs = 30_000): Promise<void> => {
   assertChangeable(pod)
-  pod.exclusiveLockManifest(timeoutMs)
+  const lock = ManifestLock.take(pod, timeoutMs)
   try {
-    const m = pod.sandboxManifest()
+    const m = sandboxManifest(pod)
     if (!m.apps.some((a) => a.name === name)) throw noSuchApp(pod, name)
-    pod.updateManifest({ ...m, apps: m.apps.filter((a) => a.name !== name) })
+    lock.update({ ...m, apps: m.apps.filter((a) => a.name !== name) })
     syncPreparedRecord(pod, (apps) => apps.filter((a) => a.name !== name))
   } finally {
-    pod.unlockManifest()
+    lock.release()
   }
   if (pod.state === 'running') await waitRecord(pod, `app ${name} to be removed`, timeoutMs, (apps) => !apps.some((a) => a.name === name))
 }
@@ -111,7 +112,7 @@ const noSuchApp = (pod: Pod, name: string): PodctlError =>
   new PodctlError('ENOPOD', `pod ${short(pod)} has no app named ${JSON.stringify(name)}`, `see podctl app list ${short(pod)}`)
 
 const findApp = (pod: Pod, name: string): void => {
-  if (!pod.sandboxManifest().apps.some((a) => a.name === name)) throw noSuchApp(pod, name)
+  if (!sandboxManifest(pod).apps.some((a) => a.name === name)) throw noSuchApp(pod, name)
 }
 
 /** Asks the supervisor to start an app and waits until it runs (or ran and ended). */
