@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { PodChangedStateError, PodctlError } from '../errors.js'
+import { PodChangedStateError, PodctlError, shortId } from '../errors.js'
 import { syncDir } from '../fs/atomic.js'
 import { RemovePool } from '../fs/remove-pool.js'
 import { POD_DIRS, podPath, stateDirPath, type PodDir } from './layout.js'
@@ -375,7 +375,7 @@ const isYoungEmbryo = (pod: Pod, now: number, gracePeriodMs: number): boolean =>
  * garbage, then the pod is deleted under its lock (`beforeDelete` first).
  */
 export const removePod = (pod: Pod, beforeDelete?: BeforeDelete): void => {
-  const short = pod.uuid.slice(0, 8)
+  const short = shortId(pod.uuid)
   switch (pod.state) {
     case 'running':
       throw new PodctlError('EBADSTATE', `pod ${short} is running; stop it: podctl stop ${short}`)

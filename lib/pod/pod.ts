@@ -10,7 +10,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { v4 as uuidv4 } from 'uuid'
-import { PodChangedStateError, PodctlError, bug, errnoCode } from '../errors.js'
+import { PodChangedStateError, PodctlError, bug, errnoCode, isNotFound, shortId, unlessNotFound } from '../errors.js'
 import { syncDir } from '../fs/atomic.js'
 import { DIR_MODE } from '../fs/modes.js'
 import type { RemovePool } from '../fs/remove-pool.js'
@@ -36,8 +36,6 @@ export interface TransitionOptions {
  * lib/volume's tearDownPodVolumes). rm, gc and a creator's discard pass it.
  */
 export type BeforeDelete = (pod: Pod) => void
-
-const short = (uuid: string): string => uuid.slice(0, 8)
 
 export class Pod {
   readonly dataDir: string
@@ -157,10 +155,10 @@ export class Pod {
     try {
       fs.renameSync(this.path, podPath(this.dataDir, to, this.uuid))
     } catch (er) {
-      const code = errnoCode(er)
-      if (code === 'ENOENT') {
+      if (isNotFound(er)) {
         throw new PodChangedStateError(this.uuid, `pod ${this.uuid} changed state: it is no longer in ${from}`)
       }
+      const code = errnoCode(er)
       if (code === 'ENOTEMPTY' || code === 'EEXIST') {
         throw bug(`pod ${this.uuid} is in both ${from} and ${to}`)
       }
@@ -180,7 +178,7 @@ export class Pod {
     throw new PodChangedStateError(
       this.uuid,
       `pod ${this.uuid} changed state: another process holds its lock (${this.state})`,
-      `try again when it is done: podctl status ${short(this.uuid)}`,
+      `try again when it is done: podctl status ${shortId(this.uuid)}`,
     )
   }
 
@@ -238,7 +236,7 @@ export class Pod {
       throw new PodctlError(
         'EBADSTATE',
         `pod ${this.uuid} is ${this.state}; only an exited pod can be marked garbage`,
-        this.state === 'running' ? `stop it first: podctl stop ${short(this.uuid)}` : undefined,
+        this.state === 'running' ? `stop it first: podctl stop ${shortId(this.uuid)}` : undefined,
       )
     }
     this.#lockForTransition()
@@ -543,12 +541,4 @@ export const podFromUUIDString = (dataDir: string, s: string): Pod => {
   return new Pod(dataDir, uuid, dir, isLocked(dataDir, uuid))
 }
 
-const existsNoFollow = (p: string): boolean => {
-  try {
-    fs.lstatSync(p)
-    return true
-  } catch (er) {
-    if (errnoCode(er) === 'ENOENT') return false
-    throw er
-  }
-}
+const existsNoFollow = (p: string): boolean => unlessNotFound(() => fs.lstatSync(p)) !== undefined

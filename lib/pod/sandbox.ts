@@ -6,7 +6,7 @@
  * all the while, and follows the manifest as it changes
  * (lib/run/supervisor.ts).
  */
-import { ErrImmutable, PodChangedStateError, bug, errnoCode } from '../errors.js'
+import { ErrImmutable, PodChangedStateError, bug, isNotFound } from '../errors.js'
 import { syncDir, writeFileAtomic } from '../fs/atomic.js'
 import { acquireLockAt, type HeldLock } from '../lock/lock.js'
 import { manifestLockPath } from './locks.js'
@@ -50,7 +50,7 @@ export class ManifestLock {
     try {
       writeFileAtomic(pod.path, MANIFEST_FILE, JSON.stringify(m), { sync: true })
     } catch (er) {
-      if (errnoCode(er) === 'ENOENT') {
+      if (isNotFound(er)) {
         throw new PodChangedStateError(pod.uuid, `pod ${pod.uuid} changed state while its manifest was being updated`)
       }
       throw er

@@ -4,7 +4,7 @@
  * writes and --uuid-file reads.
  */
 import fs from 'node:fs'
-import { PodctlError, errnoCode } from '../errors.js'
+import { PodctlError, unlessNotFound } from '../errors.js'
 import { checkReplaceable, writeUserFileAtomic } from '../fs/atomic.js'
 import { MAX_UUID_FILE_BYTES, readUserFile } from '../fs/read.js'
 import { POD_DIRS, dataDirExists, isPodUUID, stateDirPath } from './layout.js'
@@ -27,14 +27,7 @@ export const normalizeUUIDArg = (s: string): string => {
 const matchPrefix = (dataDir: string, prefix: string): string[] => {
   const found = new Set<string>()
   for (const dir of POD_DIRS) {
-    let names: string[]
-    try {
-      names = fs.readdirSync(stateDirPath(dataDir, dir))
-    } catch (er) {
-      if (errnoCode(er) === 'ENOENT' || errnoCode(er) === 'ENOTDIR') continue
-      throw er
-    }
-    for (const n of names) if (n.startsWith(prefix) && isPodUUID(n)) found.add(n)
+    for (const n of unlessNotFound(() => fs.readdirSync(stateDirPath(dataDir, dir))) ?? []) if (n.startsWith(prefix) && isPodUUID(n)) found.add(n)
   }
   return [...found].sort()
 }

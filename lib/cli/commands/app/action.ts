@@ -1,5 +1,5 @@
 /** What the `podctl app` commands do: mutable pods and their apps. */
-import { PodctlError } from '../../../errors.js'
+import { PodctlError, shortId } from '../../../errors.js'
 import { API_VERSION, validateManifest } from '../../../pod/manifest.js'
 import { podFromUUIDString } from '../../../pod/pod.js'
 import { podView } from '../../../pod/view.js'
@@ -14,7 +14,7 @@ import type { AppAddOptions, AppListOptions, AppSandboxOptions, AppStatusOptions
 export const sandbox = async (ctx: Context, dataDir: string, opts: AppSandboxOptions): Promise<void> => {
   const manifest = validateManifest({ apiVersion: API_VERSION, mutable: true, apps: [], ...(opts.name !== undefined ? { name: opts.name } : {}) })
   await runNewPod(ctx, dataDir, manifest, opts, (pod) =>
-    ctx.io.err(`podctl: sandbox ${pod.uuid} is running; add apps with: podctl app add ${pod.uuid.slice(0, 8)} --name NAME -- CMD\n`),
+    ctx.io.err(`podctl: sandbox ${pod.uuid} is running; add apps with: podctl app add ${shortId(pod.uuid)} --name NAME -- CMD\n`),
   )
 }
 
@@ -40,12 +40,12 @@ const waitingFor = async (ctx: Context, what: string, fn: () => Promise<void>): 
 
 export const start = (ctx: Context, dataDir: string, uuid: string, name: string): Promise<void> => {
   const pod = podFromUUIDString(dataDir, uuid)
-  return waitingFor(ctx, `waiting for app ${name} of pod ${pod.uuid.slice(0, 8)} to start (at most 30s)`, () => startApp(pod, name))
+  return waitingFor(ctx, `waiting for app ${name} of pod ${shortId(pod.uuid)} to start (at most 30s)`, () => startApp(pod, name))
 }
 
 export const stop = (ctx: Context, dataDir: string, uuid: string, name: string, opts: AppStopOptions): Promise<void> => {
   const pod = podFromUUIDString(dataDir, uuid)
-  return waitingFor(ctx, `stopping app ${name} of pod ${pod.uuid.slice(0, 8)}: SIGTERM, SIGKILL after ${Math.round(opts.timeout / 1000)}s`, () => stopApp(pod, name, opts.timeout))
+  return waitingFor(ctx, `stopping app ${name} of pod ${shortId(pod.uuid)}: SIGTERM, SIGKILL after ${Math.round(opts.timeout / 1000)}s`, () => stopApp(pod, name, opts.timeout))
 }
 
 export const rm = (_ctx: Context, dataDir: string, uuid: string, name: string): Promise<void> => removeApp(podFromUUIDString(dataDir, uuid), name)
@@ -64,7 +64,7 @@ export const status = (ctx: Context, dataDir: string, uuid: string, name: string
   const v = podView(podFromUUIDString(dataDir, uuid))
   const a = v.apps.find((x) => x.name === name)
   if (!a) {
-    const short = v.uuid.slice(0, 8)
+    const short = shortId(v.uuid)
     throw new PodctlError('ENOPOD', `pod ${short} has no app named ${JSON.stringify(name)}`, `see podctl app list ${short}`)
   }
   if (isJson(opts.format)) {

@@ -3,7 +3,7 @@
  * from the fleet (lib/cli/actions/fleet.ts): --state and --filter, the
  * sort orders, and the table, JSON or UUIDs it prints.
  */
-import { PodctlError } from '../../../errors.js'
+import { PodctlError, shortId } from '../../../errors.js'
 import { POD_STATES, parseState, type PodState } from '../../../pod/state.js'
 import type { PodView } from '../../../pod/view.js'
 import { formatTable, isJson, relativeTime, styleState, toJson, wantsHeader } from '../../output.js'
@@ -87,7 +87,7 @@ export const viewsOutput = (views: ListedView[], opts: ListOptions, colour: bool
   const now = Date.now()
   const time = (t: string | null): string => (opts.full ? (t ?? '-') : relativeTime(t, now))
   const rows = views.map((v) => [
-    opts.full ? v.uuid : v.uuid.slice(0, 8),
+    opts.full ? v.uuid : shortId(v.uuid),
     ...(fleet ? [v.node ?? '-'] : []),
     v.name ?? '-',
     // CONTRACT §13: an image app as name(image).

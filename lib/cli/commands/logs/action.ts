@@ -1,6 +1,6 @@
 /** What `podctl logs` does. */
 import { parseNonNegativeDuration } from '../../../duration.js'
-import { PodctlError } from '../../../errors.js'
+import { PodctlError, shortId } from '../../../errors.js'
 import { podFromUUIDString } from '../../../pod/pod.js'
 import { followLogs, formatLine, logEnds, readAppLogLines, selectLines } from '../../../run/logs.js'
 import type { Context } from '../../context.js'
@@ -36,7 +36,7 @@ export const logs = async (ctx: Context, dataDir: string, uuid: string, opts: Lo
   let apps = pod.record().apps.map((a) => a.name)
   if (opts.app !== undefined) {
     if (!apps.includes(opts.app)) {
-      throw new PodctlError('ENOPOD', `pod ${pod.uuid.slice(0, 8)} has no app named ${JSON.stringify(opts.app)}`, `its apps: ${apps.join(', ') || 'none'}`)
+      throw new PodctlError('ENOPOD', `pod ${shortId(pod.uuid)} has no app named ${JSON.stringify(opts.app)}`, `its apps: ${apps.join(', ') || 'none'}`)
     }
     apps = [opts.app]
   }

@@ -1,6 +1,6 @@
 /** What `podctl stats` does. */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { PodctlError } from '../../../errors.js'
+import { PodctlError, shortId } from '../../../errors.js'
 import { dataDirExists } from '../../../pod/layout.js'
 import { podFromUUIDString, type Pod } from '../../../pod/pod.js'
 import { waitReady } from '../../../pod/wait.js'
@@ -13,7 +13,7 @@ import type { StatsCommandOptions } from './options.js'
 const HEADER = ['UUID', 'APP', 'CPU %', 'MEM USAGE / LIMIT', 'PIDS']
 
 const row = (s: AppStats): string[] => [
-  s.uuid.slice(0, 8),
+  shortId(s.uuid),
   s.app,
   s.cpu_percent === null ? '-' : `${s.cpu_percent.toFixed(2)}%`,
   s.memory_bytes === null ? '-' : `${humanBytes(s.memory_bytes)} / ${s.memory_limit_bytes === null ? '-' : humanBytes(s.memory_limit_bytes)}`,
@@ -25,7 +25,7 @@ const podsOf = (dataDir: string, uuids: string[]): Pod[] => {
   if (uuids.length === 0) return dataDirExists(dataDir) ? listPods(dataDir, Include.run).filter((p) => p.state === 'running' && p.record().isolation === 'namespaces') : []
   return uuids.map((u) => {
     const pod = podFromUUIDString(dataDir, u)
-    const short = pod.uuid.slice(0, 8)
+    const short = shortId(pod.uuid)
     if (pod.state !== 'running') throw new PodctlError('EBADSTATE', `pod ${short} is ${pod.state}; stats are of running pods`)
     if (pod.record().isolation !== 'namespaces') throw new PodctlError('EBADSTATE', `pod ${short} runs its apps as host processes: it has no cgroups to read`, 'isolated pods ("isolation": "namespaces") have')
     return pod

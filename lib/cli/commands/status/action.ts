@@ -1,5 +1,5 @@
 /** What `podctl status` does: wait if asked, then print one pod. */
-import { PodctlError } from '../../../errors.js'
+import { PodctlError, shortId } from '../../../errors.js'
 import { parseDuration, parseNonNegativeDuration } from '../../../duration.js'
 import { podFromUUIDString, type Pod } from '../../../pod/pod.js'
 import { reapOrphans } from '../../../pod/reap.js'
@@ -64,11 +64,11 @@ export const status = async (ctx: Context, dataDir: string, uuidArg: string | un
   const waiting = waitingLine(ctx.io)
   try {
     if (ready !== undefined) {
-      waiting.set(`waiting for pod ${pod.uuid.slice(0, 8)} to be ready${typeof ready === 'string' ? ` (at most ${ready})` : ''}`)
+      waiting.set(`waiting for pod ${shortId(pod.uuid)} to be ready${typeof ready === 'string' ? ` (at most ${ready})` : ''}`)
       await waitReady(pod, readySignal ? { signal: readySignal } : {})
     }
     if (wait !== undefined) {
-      waiting.set(`waiting for pod ${pod.uuid.slice(0, 8)} to finish${typeof wait === 'string' ? ` (at most ${wait})` : ''}`)
+      waiting.set(`waiting for pod ${shortId(pod.uuid)} to finish${typeof wait === 'string' ? ` (at most ${wait})` : ''}`)
       await waitFinished(pod, finishSignal ? { signal: finishSignal } : {})
     }
   } finally {
