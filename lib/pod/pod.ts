@@ -1,6 +1,6 @@
 /**
  * The pod: a directory under `<data>/pods/<state dir>/<uuid>` plus a lock.
- * This is the TypeScript counterpart of rkt's pkg/pod (seed 002). Methods
+ * This is the TypeScript counterpart of rkt's pkg/pod. Methods
  * do not refresh the pod's state unless they say so: a Pod reflects the
  * file system as it was when it was created or last refreshed.
  *

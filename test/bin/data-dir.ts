@@ -1,4 +1,4 @@
-// A data dir that is not a usable directory (issue 2, part 4): a regular
+// A data dir that is not a usable directory: a regular
 // file, a path below a file, a directory podctl may not write. Every command
 // fails with exit 1 and a clear message, and nothing is created or changed.
 import t from 'tap'
