@@ -16,6 +16,13 @@
  * locks, and gc's sweep of it treats every other name as a dead pod's lock.
  */
 import path from 'node:path'
+import { registerDataDirFolders } from '../pod/layout.js'
+
+// What this room walks and writes through, checked with the pod room's
+// directories before a command works on a data dir: persistent volumes and
+// the locks of volume operations, and the objects of claims, classes and
+// the controller's lease (claims.ts, classes.ts, lease.ts).
+registerDataDirFolders('volumes', 'volume-locks', 'classes', 'claims', 'controller')
 
 /** Persistent volumes: `<data>/volumes/<name>/`. */
 export const volumesRoot = (dataDir: string): string => path.join(dataDir, 'volumes')

@@ -1,4 +1,4 @@
-// Crash consistency of provisioning (issue 10): claims are made while three
+// Crash consistency of provisioning: claims are made while three
 // controllers work them and are SIGKILLed and restarted at random moments,
 // often in the middle of a provisioner's call. After every trial:
 //   - every claim is bound, to a volume of its own (volumes = claims),
