@@ -57,16 +57,15 @@ export const stats = async (ctx: Context, dataDir: string, uuids: string[], opts
     ctx.io.out(table(sample()))
     return
   }
-  let stop = false
-  const onInt = (): void => {
-    stop = true
-  }
-  process.once('SIGINT', onInt)
+  // Ctrl-C ends the wait at once, and a second one while the last sample is drawn is not a kill (130).
+  const interrupted = new AbortController()
+  const onInt = (): void => interrupted.abort()
+  process.on('SIGINT', onInt)
   try {
-    while (!stop) {
+    while (!interrupted.signal.aborted) {
       // Home and clear, then the new sample: the screen shows one table.
       ctx.io.out(`\x1b[H\x1b[2J${table(sample())}`)
-      await sleep(1000)
+      await sleep(1000, undefined, { signal: interrupted.signal }).catch(() => {})
     }
   } finally {
     process.off('SIGINT', onInt)
