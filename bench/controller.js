@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The controller (issue 10), three measurements:
+// The controller, three measurements:
 // - throughput: `podctl controller --once --workers W` over N pending
 //   claims of a `local` class (target: >= 200 claims/s with 4 workers),
 //   and over M claims of an exec provisioner that sleeps 50 ms per call
@@ -235,7 +235,7 @@ export const controllerRows = (r) => [
 ]
 
 export const formatControllerTable = (r) =>
-  `controller (issue 10):\n${controllerRows(r).map((x) => `  ${x.what.padEnd(48)} ${x.value.padEnd(48)} ${x.target.padEnd(30)} ${x.result}`).join('\n')}\n`
+  `controller:\n${controllerRows(r).map((x) => `  ${x.what.padEnd(48)} ${x.value.padEnd(48)} ${x.target.padEnd(30)} ${x.result}`).join('\n')}\n`
 
 if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url) && option('--only') === 'idle') {
   const r = await measureControllerIdle({ claims: Number(option('--claims', 1000)), pods: Number(option('--pods', 10_000)), idleS: Number(option('--idle-s', 65)) })

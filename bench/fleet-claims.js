@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The fleet's claims (issue 16) on a loopback etcd of 3 members started here:
+// The fleet's claims on a loopback etcd of 3 members started here:
 // - claims bound per second by one controller with --workers 4 through
 //   etcd (target: >= 100/s), against the same controller binding the
 //   same claims through a data dir's files; --claims pending claims are

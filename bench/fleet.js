@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The fleet (issue 16) on a loopback etcd of 3 members started here:
+// The fleet on a loopback etcd of 3 members started here:
 // - `list --cluster` of N nodes x M pods (target: <= 1 s at 10 x 1,000),
 //   against `node -e 0`, medians of --reps;
 // - a simulation toward large fleets: --sim-nodes x --sim-pods pod

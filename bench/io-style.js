@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The I/O style question of issue 2 ("Measure the I/O style"): reading one
+// The I/O style question ("Measure the I/O style"): reading one
 // small file per pod (its manifest) for 10,000 pods with a plain
 // readFileSync loop, against promise pools of fs.promises.readFile.
 //

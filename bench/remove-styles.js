@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Ways to delete the directories of 10,000 exited pods, against `xargs rm
-// -rf` of the same tree (issue 9: keep a hand-written routine only where
+// -rf` of the same tree (keep a hand-written routine only where
 // the library costs a target). Each way runs in a fresh `node` process
 // that deletes every pod directory listed in a file, one by one, as gc
 // does, on a freshly built population; the populations are built pod by

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// podctl's run benchmark (issue 3, item 5). Part of `npm run bench`
+// podctl's run benchmark. Part of `npm run bench`
 // (bench/run.js calls it at the end; BENCH_RUN=0 skips it), and runnable
 // alone: `node bench/run-bench.js` (build dist/ first: npx tsc -p tsconfig.json).
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// podctl's benchmark (issue 2, part 5): `npm run bench`.
+// podctl's benchmark: `npm run bench`.
 //
 // Builds populations of N pods (half prepared, half exited) through the
 // library in a temp data dir, and measures, in one run, the medians of
@@ -342,7 +342,7 @@ const main = async () => {
   const removeRows = REMOVE_REPS > 0 ? await measureRemoveStyles(GC_N, REMOVE_REPS, root, log) : undefined
   const streaming = STREAM_REPS > 0 ? measureStreaming(40, STREAM_REPS, log) : undefined
   const controller = CONTROLLER ? await measureController({ pods: GC_N, log }) : undefined
-  // The run benchmark (issue 3): its own data dir, its own table.
+  // The run benchmark: its own data dir, its own table.
   const run = RUN ? await runBenchmarks({ dataDir: path.join(root, 'run'), log }) : undefined
   // Isolated pods: their run against a plain one and a bare runtime run, interleaved.
   const isolation = process.env.BENCH_ISOLATION !== '0' ? await measureIsolation({ log }) : undefined
@@ -433,7 +433,7 @@ const main = async () => {
   if (controller) process.stdout.write(`\n${formatControllerTable(controller)}(medians of 3 runs each; failover: ${controller.failover.trials} trials)\n`)
   if (run) {
     const g = run.results.git
-    process.stdout.write(`\nrun (issue 3)${g ? ` at ${g.commit}${g.lib_dirty ? ' with uncommitted changes in lib/' : ''}` : ''}:\n`)
+    process.stdout.write(`\nrun${g ? ` at ${g.commit}${g.lib_dirty ? ' with uncommitted changes in lib/' : ''}` : ''}:\n`)
     printRunTable(process.stdout, run)
   }
   if (isolation) {
@@ -475,7 +475,7 @@ const main = async () => {
 
 try {
   await main()
-  // The fleet (issue 16) on its own 3-member etcd; it says so and skips where etcd is missing.
+  // The fleet on its own 3-member etcd; it says so and skips where etcd is missing.
   if (process.env.BENCH_FLEET !== '0') {
     console.log('\n## The fleet (bench/fleet.js)\n')
     const r = spawnSync(process.execPath, [path.join(here, 'fleet.js')], { stdio: 'inherit' })

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Foreground output of long lines (issue 14): `podctl run` of a pod whose
+// Foreground output of long lines: `podctl run` of a pod whose
 // app prints one 40 MB line, with one app (output passed through) and with
 // two apps (each line prefixed with its app's name, so held until its end
 // or cut into bounded pieces). Target: two apps cost at most 1.5 × one

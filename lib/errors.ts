@@ -86,7 +86,7 @@ export class RunFailure extends PodctlError {
 /** The message of rkt's ErrImmutable, kept so that scripts can match on it. */
 export const IMMUTABLE_MESSAGE = 'immutable pod'
 
-/** Returned by sandboxManifest for a pod whose manifest may not change. */
+/** Thrown by sandboxManifest (lib/pod/sandbox.ts) for a pod whose manifest may not change. */
 export class ErrImmutable extends PodctlError {
   constructor(uuid: string) {
     super(

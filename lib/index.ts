@@ -9,15 +9,8 @@
  * ```
  */
 export { PodctlError, PodChangedStateError, ErrImmutable, IMMUTABLE_MESSAGE, type ErrorCode } from './errors.js'
-export {
-  Pod,
-  newPod,
-  podFromUUIDString,
-  normalizeUUIDArg,
-  readUUIDFromFile,
-  writeUUIDToFile,
-  type TransitionOptions,
-} from './pod/pod.js'
+export { Pod, newPod, podFromUUIDString, type TransitionOptions } from './pod/pod.js'
+export { normalizeUUIDArg, readUUIDFromFile, writeUUIDToFile } from './pod/uuid.js'
 export { walkPods, listPods, Include, type IncludeMask, type WalkOptions, type InvalidEntry } from './pod/walk.js'
 export { deriveState, parseState, isAfterRunState, isFinishedState, POD_STATES, type PodState } from './pod/state.js'
 export {

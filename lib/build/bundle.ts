@@ -15,14 +15,19 @@
  * hold there too:
  *   main.js             bin/podctl's entry (lib/cli/main.ts): commander and
  *                       every command's declaration (lib/cli/commands/)
- *   <action>.js         one per module of lib/cli/actions/: what a command
- *                       does, loaded by its declaration's action
+ *   <action>.js         one per action module: what a command does, loaded
+ *                       by its declaration's action. A command's is
+ *                       lib/cli/commands/<name>/action.ts (list.js), a
+ *                       subcommand's in a folder of its own
+ *                       lib/cli/commands/<name>/<sub>/action.ts
+ *                       (image-import.js); the modules of lib/cli/actions/
+ *                       that remain are bundled by their file names
  *   supervisor-main.js  the detached supervisor (lib/run/detach.ts starts
  *                       ./supervisor-main.js next to its own file)
  *   remove-worker.js    gc's removal threads (lib/fs/remove-pool.ts), the
  *                       same way
- * A declaration's `import('../actions/X.js')` is left as a run-time
- * require of the sibling file X.js; each bundle holds its own copy of
+ * A declaration's `import('./action.js')` is left as a run-time require of
+ * the sibling file (./list.js); each bundle holds its own copy of
  * everything else it uses, and a process loads main.js and at most one
  * action bundle (errors cross between them: lib/errors.ts marks them).
  */
@@ -36,29 +41,59 @@ import { build, type Plugin } from 'esbuild'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
 const lib = path.join(root, 'dist/lib')
 const out = path.join(root, 'dist/bundle')
-const actions = path.join(lib, 'cli/actions')
+const cli = path.join(lib, 'cli')
 
-const ACTIONS = fs
-  .readdirSync(actions)
-  .filter((f) => f.endsWith('.js'))
-  .map((f) => f.slice(0, -3))
-
-const ENTRIES: Record<string, string> = {
-  main: path.join(lib, 'cli/main.js'),
-  'supervisor-main': path.join(lib, 'run/supervisor-main.js'),
-  'remove-worker': path.join(lib, 'fs/remove-worker.js'),
-  ...Object.fromEntries(ACTIONS.map((name) => [name, path.join(actions, `${name}.js`)])),
+/** Every `action.js` below `dir`, by bundle name: its folder's path below lib/cli/commands/, "/" as "-". */
+const commandActions = (dir: string, found = new Map<string, string>()): Map<string, string> => {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name)
+    if (e.isDirectory()) commandActions(p, found)
+    else if (e.name === 'action.js') found.set(path.relative(path.join(cli, 'commands'), dir).split(path.sep).join('-'), p)
+  }
+  return found
 }
 
-/** A declaration's import of an action module stays a run-time require of the sibling bundle. */
+/**
+ * The action modules, by bundle name: each command folder's action.js, and
+ * the modules of lib/cli/actions/ not yet moved into a command's folder.
+ * Two with one name would be one file in dist/bundle/: the build refuses.
+ */
+const actionModules = (): Map<string, string> => {
+  const found = commandActions(path.join(cli, 'commands'))
+  const old = path.join(cli, 'actions')
+  for (const f of fs.existsSync(old) ? fs.readdirSync(old) : []) {
+    if (!f.endsWith('.js')) continue
+    const name = f.slice(0, -3)
+    if (found.has(name)) throw new Error(`build: two action modules make dist/bundle/${name}.js: ${found.get(name)} and ${path.join(old, f)}`)
+    found.set(name, path.join(old, f))
+  }
+  return found
+}
+
+const ACTIONS = actionModules()
+/** The bundle each action module becomes, by the module's path. */
+const BUNDLE_OF = new Map([...ACTIONS].map(([name, file]) => [file, name]))
+
+const ENTRIES: Record<string, string> = {
+  main: path.join(cli, 'main.js'),
+  'supervisor-main': path.join(lib, 'run/supervisor-main.js'),
+  'remove-worker': path.join(lib, 'fs/remove-worker.js'),
+  ...Object.fromEntries(ACTIONS),
+}
+
+/**
+ * A declaration's `await import('./action.js')` stays a run-time require of
+ * that action's bundle. A static import of an action module (another
+ * action's helper) is bundled like any other module: a process loads one
+ * action bundle.
+ */
 const siblingActions: Plugin = {
   name: 'sibling-actions',
   setup(b) {
-    b.onResolve({ filter: /\/actions\/[\w-]+\.js$/ }, (args) => {
-      if (args.kind === 'entry-point') return undefined
-      const target = path.resolve(args.resolveDir, args.path)
-      if (path.dirname(target) !== actions || args.importer.startsWith(`${actions}${path.sep}`)) return undefined
-      return { path: `./${path.basename(target)}`, external: true }
+    b.onResolve({ filter: /\.js$/ }, (args) => {
+      if (args.kind !== 'dynamic-import') return undefined
+      const bundle = BUNDLE_OF.get(path.resolve(args.resolveDir, args.path))
+      return bundle === undefined ? undefined : { path: `./${bundle}.js`, external: true }
     })
   },
 }

@@ -12,6 +12,11 @@ import { PodctlError } from '../errors.js'
 import { NAME_RE } from '../pod/manifest.js'
 import { parseNonNegativeDuration } from '../duration.js'
 import { checkDataDirTrust, checkLayout, resolveDataDir } from '../pod/layout.js'
+// Loaded for the directories of the data dir they register with
+// lib/pod/layout.ts, which dataDirOf checks before every command, whatever
+// its action's bundle loads.
+import '../image/layout.js'
+import '../storage/local/layout.js'
 import type { Context } from './context.js'
 
 /** Output formats of every command that prints data. */

@@ -58,6 +58,11 @@ export const styleState = (text: string, colour: boolean | undefined, state = te
   return colour && style ? styleText(style, text, { validateStream: false }) : text
 }
 
+/** The options of a command that prints data: --format's choice. */
+export interface FormatOptions {
+  format: string
+}
+
 export const isJson = (f: Format | string | undefined): boolean => f === 'json' || f === 'json-pretty'
 
 export const toJson = (value: unknown, format: Format | string | undefined): string =>

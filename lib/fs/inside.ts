@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { PodctlError, errnoCode } from '../errors.js'
+import { PodctlError, errnoCode, isNotFound } from '../errors.js'
 import { Dir, isNotADirectory } from './dir.js'
 import { DIR_MODE } from './modes.js'
 
@@ -153,7 +153,7 @@ export const removeLink = (root: string, rel: string, target?: string): boolean 
     dir.unlink(leaf)
     return true
   } catch (er) {
-    if (errnoCode(er) === 'ENOENT') return false
+    if (isNotFound(er)) return false
     throw er
   } finally {
     dir.close()

@@ -11,7 +11,7 @@
  *   regular file within the bound is reported as damaged, not thrown.
  */
 import fs from 'node:fs'
-import { PodctlError, errnoCode } from '../errors.js'
+import { PodctlError, errnoCode, isNotFound } from '../errors.js'
 
 /** The bounds of CONTRACT §10. */
 export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024
@@ -119,9 +119,8 @@ export const readOwnFile = (file: string, max: number = MAX_RECORD_BYTES): OwnFi
   try {
     fd = fs.openSync(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
   } catch (er) {
-    const code = errnoCode(er)
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { missing: true }
-    if (code === 'ELOOP') return { damaged: `${file} is a symlink` }
+    if (isNotFound(er)) return { missing: true }
+    if (errnoCode(er) === 'ELOOP') return { damaged: `${file} is a symlink` }
     throw er
   }
   try {

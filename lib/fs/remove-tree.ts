@@ -12,7 +12,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { PodctlError, errnoCode } from '../errors.js'
+import { PodctlError, errnoCode, unlessNotFound } from '../errors.js'
 import { Dir, isNotADirectory } from './dir.js'
 
 /** Directories below the top that are on another file system, left in place. */
@@ -153,15 +153,6 @@ const removeDir = (dir: TreeDir, name: string, dev: number, left: Left, depth = 
   throw keepsAppearing(path.join(dir.path, name))
 }
 
-/** fs call on a path; gone already is fine. */
-const ignoringMissing = (fn: () => void): void => {
-  try {
-    fn()
-  } catch (er) {
-    if (errnoCode(er) !== 'ENOENT') throw er
-  }
-}
-
 /**
  * Empties and removes the tree at `root`; false if `root` is not a
  * directory (then nothing was touched).
@@ -206,7 +197,7 @@ const removeTop = (root: string, left: Left): boolean => {
  */
 export const removeTree = (root: string): void => {
   const left: Left = []
-  if (!removeTop(root, left)) ignoringMissing(() => fs.unlinkSync(root)) // a link or a file: unlinked, not followed
+  if (!removeTop(root, left)) unlessNotFound(() => fs.unlinkSync(root)) // a link or a file: unlinked, not followed
   if (left.length > 0) {
     throw new PodctlError(
       'EFAILED',

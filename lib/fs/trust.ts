@@ -13,6 +13,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { errnoCode, isNotFound } from '../errors.js'
 
 /** The first thing on a path that someone else could change, and the command that fixes it. */
 export interface Untrusted {
@@ -91,8 +92,7 @@ export const untrustedProgram = (file: string, uid: number): { path: string; why
     real = fs.realpathSync(file)
     st = fs.statSync(real)
   } catch (er) {
-    const code = (er as NodeJS.ErrnoException).code
-    return { path: file, why: code === 'ENOENT' || code === 'ENOTDIR' ? 'there is no such file' : `it cannot be read (${code ?? (er as Error).message})` }
+    return { path: file, why: isNotFound(er) ? 'there is no such file' : `it cannot be read (${errnoCode(er) ?? (er as Error).message})` }
   }
   if (!st.isFile()) return { path: real, why: 'it is not a regular file' }
   return judge(real, st, uid, true)

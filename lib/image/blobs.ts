@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { PodctlError, errnoCode } from '../errors.js'
+import { PodctlError, errnoCode, isNotFound } from '../errors.js'
 import { describeFailure } from '../fs/errors.js'
 import { blobPath } from './layout.js'
 import { shortHex } from './reference.js'
@@ -130,9 +130,8 @@ export const linkStoreBlob = (dataDir: string, work: WorkDir, hex: string): Stag
   try {
     fs.linkSync(blobPath(dataDir, hex), dest)
   } catch (er) {
-    const code = errnoCode(er)
-    if (code === 'ENOENT') return undefined
-    if (code === 'EEXIST') return stagedBlob(work, hex)
+    if (isNotFound(er)) return undefined
+    if (errnoCode(er) === 'EEXIST') return stagedBlob(work, hex)
     throw er
   }
   return stagedBlob(work, hex)

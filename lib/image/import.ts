@@ -19,7 +19,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { PodctlError, errnoCode } from '../errors.js'
+import { PodctlError, isNotFound } from '../errors.js'
 import { syncDir } from '../fs/atomic.js'
 import { readUserFile } from '../fs/read.js'
 import { readArchive, type ArchiveContents } from './archive.js'
@@ -142,7 +142,7 @@ const openLayoutBlob = (dir: string, hex: string, desc: Descriptor, what: string
   try {
     fd = fs.openSync(p, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
   } catch (er) {
-    if (errnoCode(er) === 'ENOENT') throw new PodctlError('EUSAGE', `${what} is missing (${p})`, 'the layout is incomplete; copy it again')
+    if (isNotFound(er)) throw new PodctlError('EUSAGE', `${what} is missing (${p})`, 'the layout is incomplete; copy it again')
     throw er
   }
   const st = fs.fstatSync(fd)

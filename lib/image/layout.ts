@@ -19,6 +19,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError, errnoCode } from '../errors.js'
 import { DIR_MODE } from '../fs/modes.js'
+import { registerDataDirFolders } from '../pod/layout.js'
+
+// The store's top directories, checked with the pod room's before a
+// command works on a data dir (checkImageLayout checks those below).
+registerDataDirFolders('images', 'image-locks')
 
 export const imagesRoot = (dataDir: string): string => path.join(dataDir, 'images')
 export const indexPath = (dataDir: string): string => path.join(imagesRoot(dataDir), 'index.json')

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { PodctlError, errnoCode } from '../errors.js'
+import { PodctlError, shortId, unlessNotFound } from '../errors.js'
 import { readIndex, withStoreLock, writeIndex, type ImageIndexFile, type ImageRecord } from './index-file.js'
 import { blobPath, blobsDir, checkImageLayout, renderDir, rendersDir } from './layout.js'
 import { digestHex, digestOf, digestPrefixOf, formatName, parseName, shortHex, tryParseName, type ImageName } from './reference.js'
@@ -98,12 +98,7 @@ const blobsOf = (r: ImageRecord): string[] => [r.digest, r.config, ...r.layers].
 /** The render keys (names in renders/) of each image hex. */
 const renderKeys = (dataDir: string): Map<string, string[]> => {
   const keys = new Map<string, string[]>()
-  let entries: string[] = []
-  try {
-    entries = fs.readdirSync(rendersDir(dataDir))
-  } catch (er) {
-    if (errnoCode(er) !== 'ENOENT') throw er
-  }
+  const entries = unlessNotFound(() => fs.readdirSync(rendersDir(dataDir))) ?? []
   for (const k of entries) {
     const hex = k.slice(0, 64)
     keys.set(hex, [...(keys.get(hex) ?? []), k])
@@ -135,12 +130,7 @@ const collect = (dataDir: string, idx: ImageIndexFile, hexes: Iterable<string>, 
     out.images.push(digestOf(hex))
   }
   const kept = new Set(Object.values(idx.images).flatMap(blobsOf))
-  let blobs: string[] = []
-  try {
-    blobs = fs.readdirSync(blobsDir(dataDir))
-  } catch (er) {
-    if (errnoCode(er) !== 'ENOENT') throw er
-  }
+  const blobs = unlessNotFound(() => fs.readdirSync(blobsDir(dataDir))) ?? []
   for (const b of blobs) {
     if (kept.has(b)) continue
     fs.rmSync(blobPath(dataDir, b), { force: true })
@@ -172,8 +162,8 @@ const changing = <T>(dataDir: string, fn: (idx: ImageIndexFile, trash: () => Wor
 
 const inUse = (what: string, users: ImageUser[]): PodctlError => {
   const live = users.filter((u) => !u.garbage)
-  const shown = live.slice(0, 3).map((u) => `${u.uuid.slice(0, 8)} (${u.state})`)
-  const first = live[0]!.uuid.slice(0, 8)
+  const shown = live.slice(0, 3).map((u) => `${shortId(u.uuid)} (${u.state})`)
+  const first = shortId(live[0]!.uuid)
   return new PodctlError(
     'EBADSTATE',
     `image ${what} is used by pod${live.length === 1 ? '' : 's'} ${shown.join(', ')}${live.length > 3 ? ', …' : ''}`,

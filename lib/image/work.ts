@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { errnoCode } from '../errors.js'
+import { unlessNotFound } from '../errors.js'
 import { uniqueSuffix } from '../fs/atomic.js'
 import { DIR_MODE } from '../fs/modes.js'
 import { removeTree } from '../fs/remove-tree.js'
@@ -70,13 +70,8 @@ export class WorkDir {
 export const sweepWork = (dataDir: string): string[] => {
   const removed: string[] = []
   const tmp = imagesTmpDir(dataDir)
-  let entries: string[]
-  try {
-    entries = fs.readdirSync(tmp)
-  } catch (er) {
-    if (errnoCode(er) === 'ENOENT') return removed
-    throw er
-  }
+  const entries = unlessNotFound(() => fs.readdirSync(tmp))
+  if (entries === undefined) return removed
   for (const name of entries) {
     if (!isWorkName(name)) continue
     const lockPath = workLockPath(dataDir, name)
@@ -91,12 +86,7 @@ export const sweepWork = (dataDir: string): string[] => {
     }
   }
   // Locks whose work is gone: a process killed between its lock and its directory, or after removing it.
-  let locks: string[] = []
-  try {
-    locks = fs.readdirSync(imageLocksDir(dataDir))
-  } catch (er) {
-    if (errnoCode(er) !== 'ENOENT') throw er
-  }
+  const locks = unlessNotFound(() => fs.readdirSync(imageLocksDir(dataDir))) ?? []
   const present = new Set(entries)
   for (const name of locks) {
     if (!isWorkName(name) || present.has(name)) continue

@@ -19,7 +19,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { createRequire } from 'node:module'
-import { PodctlError, errnoCode } from '../errors.js'
+import { PodctlError, errnoCode, isNotFound } from '../errors.js'
 import { retrySync } from '../poll.js'
 import { formatOwner, ownOwner, ownerAlive, parseOwner, sameOwner, type Owner } from './owner.js'
 
@@ -101,7 +101,7 @@ const readOwner = (lock: string): Owner | undefined | 'none' => {
   try {
     return parseOwner(fs.readlinkSync(lock)) ?? 'none'
   } catch (er) {
-    return errnoCode(er) === 'ENOENT' ? undefined : 'none'
+    return isNotFound(er) ? undefined : 'none'
   }
 }
 
@@ -163,8 +163,8 @@ const removeDeadLock = (lock: string): void => {
   try {
     fs.unlinkSync(lock)
   } catch (er) {
+    if (isNotFound(er)) return
     const code = errnoCode(er)
-    if (code === 'ENOENT') return
     if (code === 'EISDIR' || code === 'EPERM') {
       throw new PodctlError('EFAILED', `${lock} is a directory, not a podctl lock`, 'remove it by hand after checking what put it there')
     }
@@ -215,7 +215,7 @@ export const tryLockAt = (lock: string): HeldLock | undefined => {
             release()
           } catch (er) {
             // Compromised or already gone: nothing of ours is left to remove.
-            if (!compromised && errnoCode(er) !== 'ERELEASED' && errnoCode(er) !== 'ENOENT') throw er
+            if (!compromised && errnoCode(er) !== 'ERELEASED' && !isNotFound(er)) throw er
           }
         },
       }

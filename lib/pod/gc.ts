@@ -1,12 +1,14 @@
 /**
- * Garbage collection (rkt's gc): mark, then sweep. Safe to run
+ * Garbage collection, in rkt's gc's passes: mark aborted prepares, expired
+ * prepared pods and exited pods as garbage, then empty the garbage past
+ * its grace period and sweep the locks of pods that are gone. Safe to run
  * concurrently with itself and every other command: each pod is handled
  * under its lock, and a pod another process holds or moved is skipped, not
  * an error.
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { PodChangedStateError, PodctlError } from '../errors.js'
+import { PodChangedStateError, PodctlError, shortId } from '../errors.js'
 import { syncDir } from '../fs/atomic.js'
 import { RemovePool } from '../fs/remove-pool.js'
 import { POD_DIRS, podPath, stateDirPath, type PodDir } from './layout.js'
@@ -62,178 +64,273 @@ type Outcome = 'marked' | 'deleted' | 'skip'
 /** What handling one pod gave: an outcome, a reason it was skipped, or a deletion under way. */
 type Handled = Outcome | string | Promise<'deleted'>
 
+/** Pods of one pass; each slot is emptied once its pod is taken (takeEach). */
+type Pods = (Pod | undefined)[]
+
 /**
- * Runs one gc pass over `dataDir`. Never throws for one bad pod: it is
- * reported in `failed` and gc goes on.
+ * Runs one gc pass over `dataDir`, as rkt's gc does: marks exited pods,
+ * aborted prepares and expired prepared pods as garbage, then deletes the
+ * garbage past its grace period and the locks of pods that are gone.
+ * Never throws for one bad pod: it is reported in `failed` and gc goes on.
  */
 export const gc = async (dataDir: string, opts: GcOptions): Promise<GcResult> => {
-  const now = opts.now ?? Date.now()
-  const result: GcResult = { marked: [], deleted: [], skipped: [], failed: [] }
-  const invalid = (e: { path: string; reason: string }): void => {
-    result.failed.push({ uuid: path.basename(e.path), path: e.path, reason: `${e.reason}; podctl never follows it` })
-  }
+  const c = new Collection(dataDir, opts)
   // Locks present before the listing: an exited pod without one had a
   // supervisor that ended cleanly (it recorded its apps' ends and removed
   // its lock), so only pods with a dead lock need their record read to
   // reap apps that outlived them. With 10,000 exited pods that is 10,000
   // file reads saved, cold ones included.
   const lockPresent = lockNames(dataDir)
-  // Each pod is let go once handled (slots set to undefined): a pass over
-  // 10,000 pods would otherwise keep every record it read until its end,
-  // and a controller's heap would stay that large between passes.
-  const pods: (Pod | undefined)[] = listPods(dataDir, Include.all, { onInvalid: invalid })
-  const total = pods.length
-  let done = 0
-  const moved = new Set<PodDir>()
-  const deleteAtOnce = opts.gracePeriodMs === 0 && !opts.markOnly
-
-  const deletable = pods.filter((p) => p !== undefined && (deleteAtOnce ? p.state !== 'running' : p.state.endsWith('garbage'))).length
-  const pool = !opts.markOnly && (opts.removeWorkers ?? 0) > 0 && deletable >= POOL_MIN_PODS ? new RemovePool(opts.removeWorkers!) : undefined
-  const inFlight = new Set<Promise<void>>()
-
-  const record = (pod: Pod, out: Outcome | string): void => {
-    if (out === 'marked') result.marked.push(pod.uuid)
-    else if (out === 'deleted') result.deleted.push(pod.uuid)
-    else if (out !== 'skip') result.skipped.push({ uuid: pod.uuid, reason: out })
-    if (out === 'marked' || out === 'deleted') opts.onOutcome?.(out, pod.uuid)
+  const pods = listPods(dataDir, Include.all, { onInvalid: (e) => c.invalid(e) })
+  c.begin(pods)
+  const of = byPass(pods)
+  try {
+    await markAborted(c, of.aborted)
+    await markExpired(c, of.prepared)
+    await markExited(c, of.run, lockPresent)
+    c.syncMoved()
+    await emptyGarbage(c, of.garbage)
+    if (!opts.markOnly) sweepLocks(c)
+  } finally {
+    await c.end()
   }
-  const recordError = (pod: Pod, er: unknown): void => {
-    if (er instanceof PodChangedStateError) {
-      result.skipped.push({ uuid: pod.uuid, reason: 'changed state meanwhile (another process handled it)' })
-    } else {
-      result.failed.push({ uuid: pod.uuid, reason: er instanceof Error ? er.message : String(er) })
+  return c.result
+}
+
+type Pass = 'aborted' | 'prepared' | 'run' | 'garbage'
+/** Which pass handles the pods of each state dir. */
+const PASS_OF: Record<PodDir, Pass> = { embryo: 'aborted', prepare: 'aborted', prepared: 'prepared', run: 'run', 'exited-garbage': 'garbage', garbage: 'garbage' }
+
+/**
+ * The listed pods by the pass that handles them, in the order listed. Each
+ * pod is let go once handled (its slot emptied): a pass over 10,000 pods
+ * would otherwise keep every record it read until its end, and a
+ * controller's heap would stay that large between passes.
+ */
+const byPass = (pods: Pod[]): Record<Pass, Pods> => {
+  const out: Record<Pass, Pods> = { aborted: [], prepared: [], run: [], garbage: [] }
+  for (const pod of pods) out[PASS_OF[pod.dir]].push(pod)
+  pods.length = 0
+  return out
+}
+
+/** Each pod of `pods` in turn, its slot emptied as it is taken. */
+function* takeEach(pods: Pods): Generator<Pod> {
+  for (let i = 0; i < pods.length; i++) {
+    const pod = pods[i]!
+    pods[i] = undefined
+    yield pod
+  }
+}
+
+const busy = (pod: Pod): string => `${pod.state}: a live process holds its lock`
+
+/**
+ * Embryos whose creator died before preparing them and aborted prepares,
+ * to garbage/ (rkt's renameAborted). A creator holds its embryo's lock
+ * from before mkdir; an unlocked embryo is left a while (isYoungEmbryo).
+ */
+const markAborted = async (c: Collection, pods: Pods): Promise<void> => {
+  for (const pod of takeEach(pods)) {
+    if (pod.state === 'preparing') await c.handle(pod, () => busy(pod))
+    else if (pod.state === 'embryo' && pod.locked) await c.handle(pod, () => 'embryo: its creator is still preparing it')
+    else if (pod.state === 'embryo' && isYoungEmbryo(pod, c.now, c.opts.gracePeriodMs)) await c.handle(pod, () => 'skip')
+    else await c.handle(pod, () => c.mark(pod, () => pod.toGarbage({ sync: false })))
+  }
+}
+
+/** Prepared pods older than --expire-prepared, to garbage/ (rkt's renameExpired). */
+const markExpired = async (c: Collection, pods: Pods): Promise<void> => {
+  for (const pod of takeEach(pods)) {
+    const created = pod.creationTime()?.getTime() ?? dirTime(pod)
+    if (c.now - created >= c.opts.expirePreparedMs) await c.handle(pod, () => c.mark(pod, () => pod.toGarbage({ sync: false })))
+    else await c.handle(pod, () => 'skip')
+  }
+}
+
+/**
+ * Exited pods, to exited-garbage/ (rkt's renameExited), once what their
+ * apps left running is ended: only a pod with a dead lock (`lockPresent`)
+ * can have any.
+ */
+const markExited = async (c: Collection, pods: Pods, lockPresent: ReadonlySet<string>): Promise<void> => {
+  for (const pod of takeEach(pods)) {
+    if (pod.state === 'running') {
+      await c.handle(pod, () => busy(pod))
+      continue
     }
+    if (lockPresent.has(pod.uuid)) reapOrphans(pod, { escaped: true })
+    await c.handle(pod, () => c.mark(pod, () => pod.toExitedGarbage({ sync: false })))
   }
-  const finished = (pod: Pod): void => {
-    pod.close()
-    opts.onProgress?.(++done, total)
+}
+
+/**
+ * Deletes the garbage whose grace period has passed, exited or not
+ * (rkt's emptyExitedGarbage and emptyGarbage); with --mark-only, none.
+ */
+const emptyGarbage = async (c: Collection, pods: Pods): Promise<void> => {
+  for (const pod of takeEach(pods)) {
+    if (pod.locked) await c.handle(pod, () => busy(pod))
+    else if (c.opts.markOnly) await c.handle(pod, () => 'skip')
+    else await c.handle(pod, () => c.sweep(pod))
+  }
+  await c.settled()
+}
+
+/** Deletes the locks of pods that are gone (lib/pod/locks.ts), once every deletion has ended. */
+const sweepLocks = (c: Collection): void => {
+  try {
+    sweepLocksDir(c.dataDir, (uuid) => POD_DIRS.some((d) => fs.existsSync(podPath(c.dataDir, d, uuid))))
+  } catch (er) {
+    c.result.failed.push({ uuid: 'locks', reason: `cleaning the locks dir: ${(er as Error).message}` })
+  }
+}
+
+/**
+ * One gc pass in progress: its options and clock, what it found, the state
+ * dirs it moved pods out of and into, and the deletions under way (in the
+ * threads of a RemovePool when there are many).
+ */
+class Collection {
+  readonly dataDir: string
+  readonly opts: GcOptions
+  readonly now: number
+  readonly result: GcResult = { marked: [], deleted: [], skipped: [], failed: [] }
+  /** A zero grace period: a pod is deleted in the same lock hold that marks it. */
+  readonly #deleteAtOnce: boolean
+  readonly #moved = new Set<PodDir>()
+  readonly #inFlight = new Set<Promise<void>>()
+  #pool: RemovePool | undefined
+  #total = 0
+  #done = 0
+
+  constructor(dataDir: string, opts: GcOptions) {
+    this.dataDir = dataDir
+    this.opts = opts
+    this.now = opts.now ?? Date.now()
+    this.#deleteAtOnce = opts.gracePeriodMs === 0 && !opts.markOnly
   }
 
-  const handle = async (pod: Pod, fn: () => Handled): Promise<void> => {
+  /** An entry of a state dir that is not a pod: reported, never followed. */
+  invalid(e: { path: string; reason: string }): void {
+    this.result.failed.push({ uuid: path.basename(e.path), path: e.path, reason: `${e.reason}; podctl never follows it` })
+  }
+
+  /** Counts the pods for progress, and starts removal threads if enough of them are to be deleted. */
+  begin(pods: readonly Pod[]): void {
+    this.#total = pods.length
+    if (this.opts.markOnly || (this.opts.removeWorkers ?? 0) <= 0) return
+    const deletable = pods.filter((p) => (this.#deleteAtOnce ? p.state !== 'running' : p.state.endsWith('garbage'))).length
+    if (deletable >= POOL_MIN_PODS) this.#pool = new RemovePool(this.opts.removeWorkers!)
+  }
+
+  /** Handles one pod with `fn`, and records what it gave; a deletion in a thread is recorded when it ends. */
+  async handle(pod: Pod, fn: () => Handled): Promise<void> {
     // Room for one more deletion before a lock is taken, so that no lock
     // is held while waiting for a worker.
-    await pool?.ready()
+    await this.#pool?.ready()
     let out: Handled
     try {
       out = fn()
     } catch (er) {
-      recordError(pod, er)
-      finished(pod)
+      this.#recordError(pod, er)
+      this.#finished(pod)
       return
     }
     if (typeof out === 'string') {
-      record(pod, out)
-      finished(pod)
+      this.#record(pod, out)
+      this.#finished(pod)
       return
     }
     const settled: Promise<void> = out
       .then(
-        (o) => record(pod, o),
-        (er: unknown) => recordError(pod, er),
+        (o) => this.#record(pod, o),
+        (er: unknown) => this.#recordError(pod, er),
       )
       .finally(() => {
-        finished(pod)
-        inFlight.delete(settled)
+        this.#finished(pod)
+        this.#inFlight.delete(settled)
       })
-    inFlight.add(settled)
+    this.#inFlight.add(settled)
   }
 
-  /** Deletes a pod that this gc holds in a garbage dir: in a worker if there is a pool. */
-  const remove = (pod: Pod): Handled => {
-    if (pool === undefined) {
-      pod.remove(opts.beforeDelete)
-      return 'deleted'
-    }
-    return pod.removeIn(pool, opts.beforeDelete).then(() => 'deleted' as const)
-  }
-
-  // Mark, and with a zero grace period delete in the same lock hold.
-  const mark = (pod: Pod, to: () => void): Handled => {
+  /** Marks a pod by moving it (`to`), under its lock; with a zero grace period deletes it in the same lock hold. */
+  mark(pod: Pod, to: () => void): Handled {
     if (!pod.tryExclusiveLock({ renameFollows: true })) return 'in use by another process'
     const from = pod.dir
     to()
-    moved.add(from).add(pod.dir)
-    if (deleteAtOnce) return remove(pod)
-    writeMark(pod, now)
+    this.#moved.add(from).add(pod.dir)
+    if (this.#deleteAtOnce) return this.#remove(pod)
+    writeMark(pod, this.now)
     return 'marked'
   }
 
-  const sweep = (pod: Pod): Handled => {
+  /** Deletes a garbage pod whose grace period has passed, by the mark gc recorded. */
+  sweep(pod: Pod): Handled {
     // Not due by the mark it recorded: skipped without its lock, which a
     // controller's gc would otherwise take and drop for every marked pod
     // on every pass. Only gc writes the mark, under the lock; it is read
     // again under the lock below before anything is deleted.
     const recorded = pod.damaged() === undefined ? pod.gcMarkedTime()?.getTime() : undefined
-    if (recorded !== undefined && now - recorded < opts.gracePeriodMs) return 'skip'
+    if (recorded !== undefined && this.now - recorded < this.opts.gracePeriodMs) return 'skip'
     if (!pod.tryExclusiveLock()) return 'in use by another process'
     let marked = pod.damaged() !== undefined ? markTimeOfDamaged(pod) : pod.gcMarkedTime()?.getTime()
     if (marked === undefined || Number.isNaN(marked)) {
       // Marked by a gc that died before recording when: the clock starts now.
-      writeMark(pod, now)
-      marked = now
+      writeMark(pod, this.now)
+      marked = this.now
     }
-    if (now - marked < opts.gracePeriodMs) return 'skip'
-    return remove(pod)
+    if (this.now - marked < this.opts.gracePeriodMs) return 'skip'
+    return this.#remove(pod)
   }
 
-  try {
-    const garbage: (Pod | undefined)[] = []
-    for (let i = 0; i < pods.length; i++) {
-      const pod = pods[i]!
-      pods[i] = undefined
-      const s = pod.state
-      switch (s) {
-        case 'exited':
-          if (lockPresent.has(pod.uuid)) reapOrphans(pod, { escaped: true })
-          await handle(pod, () => mark(pod, () => pod.toExitedGarbage({ sync: false })))
-          break
-        case 'aborted prepare':
-        case 'embryo':
-          if (s === 'embryo' && (pod.locked || isYoungEmbryo(pod, now, opts.gracePeriodMs))) {
-            await handle(pod, () => (pod.locked ? 'embryo: its creator is still preparing it' : 'skip'))
-            break
-          }
-          await handle(pod, () => mark(pod, () => pod.toGarbage({ sync: false })))
-          break
-        case 'prepared': {
-          const created = pod.creationTime()?.getTime() ?? dirTime(pod)
-          if (now - created >= opts.expirePreparedMs) {
-            await handle(pod, () => mark(pod, () => pod.toGarbage({ sync: false })))
-          } else {
-            await handle(pod, () => 'skip')
-          }
-          break
-        }
-        case 'exited garbage':
-        case 'garbage':
-          garbage.push(pod)
-          break
-        default:
-          // running, preparing, deleting: a live process is on it
-          await handle(pod, () => `${s}: a live process holds its lock`)
-      }
-    }
-    for (const d of moved) syncDir(stateDirPath(dataDir, d))
-    if (!opts.markOnly) {
-      for (let i = 0; i < garbage.length; i++) {
-        const pod = garbage[i]!
-        garbage[i] = undefined
-        await handle(pod, () => sweep(pod))
-      }
-      await Promise.all(inFlight)
-      try {
-        sweepLocksDir(dataDir, (uuid) => POD_DIRS.some((d) => fs.existsSync(podPath(dataDir, d, uuid))))
-      } catch (er) {
-        result.failed.push({ uuid: 'locks', reason: `cleaning the locks dir: ${(er as Error).message}` })
-      }
-    } else {
-      for (const pod of garbage) await handle(pod!, () => 'skip')
-    }
-    await Promise.all(inFlight)
-  } finally {
-    await pool?.close()
+  /** fsyncs each state dir that pods were moved out of or into, once for the whole pass. */
+  syncMoved(): void {
+    for (const d of this.#moved) syncDir(stateDirPath(this.dataDir, d))
   }
-  return result
+
+  /** Resolves once every deletion under way has ended. */
+  async settled(): Promise<void> {
+    await Promise.all(this.#inFlight)
+  }
+
+  /** Waits for the deletions under way, then stops the removal threads. */
+  async end(): Promise<void> {
+    try {
+      await this.settled()
+    } finally {
+      await this.#pool?.close()
+    }
+  }
+
+  /** Deletes a pod that this gc holds in a garbage dir: in a worker if there is a pool. */
+  #remove(pod: Pod): Handled {
+    if (this.#pool === undefined) {
+      pod.remove(this.opts.beforeDelete)
+      return 'deleted'
+    }
+    return pod.removeIn(this.#pool, this.opts.beforeDelete).then(() => 'deleted' as const)
+  }
+
+  #record(pod: Pod, out: Outcome | string): void {
+    if (out === 'marked') this.result.marked.push(pod.uuid)
+    else if (out === 'deleted') this.result.deleted.push(pod.uuid)
+    else if (out !== 'skip') this.result.skipped.push({ uuid: pod.uuid, reason: out })
+    if (out === 'marked' || out === 'deleted') this.opts.onOutcome?.(out, pod.uuid)
+  }
+
+  #recordError(pod: Pod, er: unknown): void {
+    if (er instanceof PodChangedStateError) {
+      this.result.skipped.push({ uuid: pod.uuid, reason: 'changed state meanwhile (another process handled it)' })
+    } else {
+      this.result.failed.push({ uuid: pod.uuid, reason: er instanceof Error ? er.message : String(er) })
+    }
+  }
+
+  #finished(pod: Pod): void {
+    pod.close()
+    this.opts.onProgress?.(++this.#done, this.#total)
+  }
 }
 
 /**
@@ -278,7 +375,7 @@ const isYoungEmbryo = (pod: Pod, now: number, gracePeriodMs: number): boolean =>
  * garbage, then the pod is deleted under its lock (`beforeDelete` first).
  */
 export const removePod = (pod: Pod, beforeDelete?: BeforeDelete): void => {
-  const short = pod.uuid.slice(0, 8)
+  const short = shortId(pod.uuid)
   switch (pod.state) {
     case 'running':
       throw new PodctlError('EBADSTATE', `pod ${short} is running; stop it: podctl stop ${short}`)

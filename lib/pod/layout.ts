@@ -111,14 +111,28 @@ export const isWriteRefused = (er: unknown): boolean => {
 /** Whether `s` is a pod UUID (RFC 4122 version 4, lower case): the only names a state dir may hold. */
 export const isPodUUID = (s: string): boolean => s.length === 36 && validateUUID(s) && uuidVersion(s) === 4 && !/[A-F]/.test(s)
 
-/** Every directory a data dir may hold that podctl walks or writes through: each must be a real directory. */
-const CHECKED = ['pods', ...POD_DIRS.map((d) => `pods/${d}`), 'locks', 'volumes', 'volume-locks', 'classes', 'claims', 'controller', 'images', 'image-locks']
+/**
+ * Every directory of a data dir that podctl walks or writes through: each
+ * must be a real directory. The pod room's own, then those that the rooms
+ * above it registered (registerDataDirFolders).
+ */
+const CHECKED: string[] = [...LAYOUT]
+
+/**
+ * Adds directories of the data dir that a room above this one walks or
+ * writes through (volumes/, images/, …) to what checkLayout checks. Each
+ * room registers its own when its layout module is loaded, so a process
+ * that can walk them checks them; this room knows none of them.
+ */
+export const registerDataDirFolders = (...folders: string[]): void => {
+  for (const f of folders) if (!CHECKED.includes(f)) CHECKED.push(f)
+}
 
 /**
  * Checks that what the data dir holds is what podctl made: each of its
- * directories (the state dirs, locks/, volumes/) is a real directory, not
- * a symlink or a file, or absent. O(1): one lstat each. EFAILED names the
- * first that is not (CONTRACT §10).
+ * directories (the state dirs, locks/, and those registered) is a real
+ * directory, not a symlink or a file, or absent. O(1): one lstat each.
+ * EFAILED names the first that is not (CONTRACT §10).
  */
 export const checkLayout = (dataDir: string): void => {
   for (const sub of CHECKED) {

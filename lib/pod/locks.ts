@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { errnoCode } from '../errors.js'
+import { unlessNotFound } from '../errors.js'
 import { lockHeldAt, lockOwnerAt, tryLockAt, type HeldLock } from '../lock/lock.js'
 import type { Owner } from '../lock/owner.js'
 import { isWriteRefused, locksDir, notWritable } from './layout.js'
@@ -40,12 +40,7 @@ const isLockName = (name: string): boolean => !name.startsWith('.')
  * killed leaves it: gc reads a pod's record to reap its apps only then.
  */
 export const lockNames = (dataDir: string): Set<string> => {
-  try {
-    return new Set(fs.readdirSync(locksDir(dataDir)).filter(isLockName))
-  } catch (er) {
-    if (errnoCode(er) === 'ENOENT') return new Set()
-    throw er
-  }
+  return new Set((unlessNotFound(() => fs.readdirSync(locksDir(dataDir))) ?? []).filter(isLockName))
 }
 
 /**

@@ -534,7 +534,7 @@ export const usernsOf = (m: Pick<PodManifest, 'userns'>): UserNamespace => m.use
 /** The type an app runs as: "regular" when the manifest does not say. */
 export const appType = (a: App): AppType => a.type ?? 'regular'
 
-/** Bit mask of app types, for visitApps (VisitContainers in seed 000). */
+/** Bit mask of app types, for visitApps (after Kubernetes' VisitContainers). */
 export const AppTypeMask = { init: 1, regular: 2, ephemeral: 4, all: 7 } as const
 
 /** Calls `fn` for every app whose type is in `mask`, in manifest order; stops when fn returns false. */

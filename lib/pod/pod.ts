@@ -1,6 +1,6 @@
 /**
  * The pod: a directory under `<data>/pods/<state dir>/<uuid>` plus a lock.
- * This is the TypeScript counterpart of rkt's pkg/pod (seed 002). Methods
+ * This is the TypeScript counterpart of rkt's pkg/pod. Methods
  * do not refresh the pod's state unless they say so: a Pod reflects the
  * file system as it was when it was created or last refreshed.
  *
@@ -10,18 +10,19 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { v4 as uuidv4 } from 'uuid'
-import { ErrImmutable, PodChangedStateError, PodctlError, bug, errnoCode } from '../errors.js'
-import { checkReplaceable, syncDir, writeFileAtomic, writeUserFileAtomic } from '../fs/atomic.js'
+import { PodChangedStateError, PodctlError, bug, errnoCode, isNotFound, shortId, unlessNotFound } from '../errors.js'
+import { syncDir } from '../fs/atomic.js'
 import { DIR_MODE } from '../fs/modes.js'
 import type { RemovePool } from '../fs/remove-pool.js'
 import { removeTree } from '../fs/remove-tree.js'
-import { acquireLockAt, type HeldLock } from '../lock/lock.js'
+import type { HeldLock } from '../lock/lock.js'
 import { POD_DIRS, checkLayout, dataDirExists, ensureDataDir, isPodUUID, podPath, stateDirPath, type PodDir } from './layout.js'
-import { isLocked, manifestLockPath, tryLock } from './locks.js'
-import { parseManifest, validateManifest, type PodManifest } from './manifest.js'
-import { MAX_MANIFEST_BYTES, MAX_UUID_FILE_BYTES, readOwnFile, readUserFile } from '../fs/read.js'
+import { isLocked, tryLock } from './locks.js'
+import { parseManifest, type PodManifest } from './manifest.js'
+import { MAX_MANIFEST_BYTES, readOwnFile } from '../fs/read.js'
 import { MANIFEST_FILE, emptyRecord, parseRecord, readRecordFile, type PodRecord, type RecordFile } from './record.js'
 import { deriveState, isAfterRunState, isFinishedState, type PodState } from './state.js'
+import { normalizeUUIDArg, uuidOfPrefix } from './uuid.js'
 
 /** Options of transitions that bulk callers (gc) batch. */
 export interface TransitionOptions {
@@ -36,8 +37,6 @@ export interface TransitionOptions {
  */
 export type BeforeDelete = (pod: Pod) => void
 
-const short = (uuid: string): string => uuid.slice(0, 8)
-
 export class Pod {
   readonly dataDir: string
   readonly uuid: string
@@ -51,7 +50,6 @@ export class Pod {
   #recordFile: RecordFile | undefined
   /** Why pod.json cannot be used, once record() has looked. */
   #damaged: string | undefined
-  #manifestLock: HeldLock | undefined
   #removed = false
 
   /** @internal Use newPod, podFromUUIDString or walkPods. */
@@ -139,9 +137,8 @@ export class Pod {
     held?.release()
   }
 
-  /** Releases every lock this Pod holds (rkt's Close). */
+  /** Releases the pod's lock, if held (rkt's Close; a manifest lock is released by its holder, lib/pod/sandbox.ts). */
   close(): void {
-    this.unlockManifest()
     this.unlock()
   }
 
@@ -158,10 +155,10 @@ export class Pod {
     try {
       fs.renameSync(this.path, podPath(this.dataDir, to, this.uuid))
     } catch (er) {
-      const code = errnoCode(er)
-      if (code === 'ENOENT') {
+      if (isNotFound(er)) {
         throw new PodChangedStateError(this.uuid, `pod ${this.uuid} changed state: it is no longer in ${from}`)
       }
+      const code = errnoCode(er)
       if (code === 'ENOTEMPTY' || code === 'EEXIST') {
         throw bug(`pod ${this.uuid} is in both ${from} and ${to}`)
       }
@@ -181,7 +178,7 @@ export class Pod {
     throw new PodChangedStateError(
       this.uuid,
       `pod ${this.uuid} changed state: another process holds its lock (${this.state})`,
-      `try again when it is done: podctl status ${short(this.uuid)}`,
+      `try again when it is done: podctl status ${shortId(this.uuid)}`,
     )
   }
 
@@ -239,7 +236,7 @@ export class Pod {
       throw new PodctlError(
         'EBADSTATE',
         `pod ${this.uuid} is ${this.state}; only an exited pod can be marked garbage`,
-        this.state === 'running' ? `stop it first: podctl stop ${short(this.uuid)}` : undefined,
+        this.state === 'running' ? `stop it first: podctl stop ${shortId(this.uuid)}` : undefined,
       )
     }
     this.#lockForTransition()
@@ -438,52 +435,6 @@ export class Pod {
     syncDir(stateDirPath(this.dataDir, this.#dir))
   }
 
-  // ---- the manifest of a mutable pod ----------------------------------
-
-  /**
-   * Loads the manifest and checks that it may change: throws ErrImmutable
-   * for a pod that was not created mutable.
-   */
-  sandboxManifest(): PodManifest {
-    const { manifest } = this.podManifest()
-    if (manifest.mutable !== true) throw new ErrImmutable(this.uuid)
-    return manifest
-  }
-
-  /**
-   * Takes the manifest lock (`<data>/locks/<uuid>.manifest`), waiting up
-   * to `timeoutMs` for another holder. The pod lock may be held by the
-   * running supervisor meanwhile: only manifest writers exclude each other.
-   */
-  exclusiveLockManifest(timeoutMs = 30_000): void {
-    this.#manifestLock ??= acquireLockAt(manifestLockPath(this.dataDir, this.uuid), `the manifest lock of pod ${this.uuid}`, { wait: true, timeoutMs })
-  }
-
-  /**
-   * Replaces the manifest atomically (temporary file, fsync, rename,
-   * fsync of the directory). The manifest lock must be held.
-   */
-  updateManifest(m: PodManifest): void {
-    if (!this.#manifestLock) throw bug(`updateManifest on pod ${this.uuid} without the manifest lock`)
-    validateManifest(m, { allowEphemeral: true })
-    try {
-      writeFileAtomic(this.path, MANIFEST_FILE, JSON.stringify(m), { sync: true })
-    } catch (er) {
-      if (errnoCode(er) === 'ENOENT') {
-        throw new PodChangedStateError(this.uuid, `pod ${this.uuid} changed state while its manifest was being updated`)
-      }
-      throw er
-    }
-    syncDir(this.path)
-  }
-
-  /** Releases the manifest lock if held. */
-  unlockManifest(): void {
-    const held = this.#manifestLock
-    this.#manifestLock = undefined
-    held?.release()
-  }
-
   /** @internal Marks this Pod as created by this process (newPod). */
   markCreator(held: HeldLock): void {
     this.#creator = true
@@ -534,15 +485,15 @@ const randomBytes16 = (): Uint8Array => {
   return b
 }
 
+/** A new random (v4) UUID, as pods and claims get. */
+export const randomUUID = (): string => uuidv4({ random: randomBytes16() })
+
 /**
  * Creates a new pod: allocates a UUID, takes its lock, creates the
  * directory in embryo/ and moves it to prepare/. Returns the pod locked in
  * prepare/ ("preparing"); the caller writes its files and calls
  * toPrepared() or toRun(), or toGarbage() and remove() on failure.
  */
-/** A new random (v4) UUID, as pods and claims get. */
-export const randomUUID = (): string => uuidv4({ random: randomBytes16() })
-
 export const newPod = async (dataDir: string, opts: TransitionOptions = {}): Promise<Pod> => {
   ensureDataDir(dataDir)
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -569,36 +520,6 @@ export const newPod = async (dataDir: string, opts: TransitionOptions = {}): Pro
   throw bug('could not allocate a unique pod uuid')
 }
 
-const PREFIX_RE = /^[0-9a-f-]{1,36}$/
-
-/** Checks a UUID or prefix given by a user; returns it in lower case. */
-export const normalizeUUIDArg = (s: string): string => {
-  const u = s.trim().toLowerCase()
-  if (!PREFIX_RE.test(u) || u.replace(/-/g, '') === '') {
-    throw new PodctlError('EUSAGE', `${JSON.stringify(s)} is not a pod UUID or a prefix of one`, 'UUIDs look like 8c3b1f0e-2a4d-4c4b-9a57-0d7c4b1e2f3a; see podctl list')
-  }
-  if (u.length === 36 && !isPodUUID(u)) {
-    throw new PodctlError('EUSAGE', `${JSON.stringify(s)} is not a valid pod UUID`, 'see podctl list')
-  }
-  return u
-}
-
-/** The UUIDs in the state dirs that start with `prefix`. */
-const matchPrefix = (dataDir: string, prefix: string): string[] => {
-  const found = new Set<string>()
-  for (const dir of POD_DIRS) {
-    let names: string[]
-    try {
-      names = fs.readdirSync(stateDirPath(dataDir, dir))
-    } catch (er) {
-      if (errnoCode(er) === 'ENOENT' || errnoCode(er) === 'ENOTDIR') continue
-      throw er
-    }
-    for (const n of names) if (n.startsWith(prefix) && isPodUUID(n)) found.add(n)
-  }
-  return [...found].sort()
-}
-
 /**
  * Resolves a full UUID (O(1): one lstat per state dir) or an unambiguous
  * prefix (a scan of the state dirs) to a Pod. Throws ENOPOD for no match
@@ -607,23 +528,7 @@ const matchPrefix = (dataDir: string, prefix: string): string[] => {
 export const podFromUUIDString = (dataDir: string, s: string): Pod => {
   const arg = normalizeUUIDArg(s)
   checkLayout(dataDir) // a state dir that is a link is never looked through
-  let uuid = arg
-  if (!isPodUUID(arg)) {
-    const matches = matchPrefix(dataDir, arg)
-    if (matches.length === 0) {
-      dataDirExists(dataDir) // a data dir that is a file says so, not "no pod"
-
-      throw new PodctlError('ENOPOD', `no pod matches ${JSON.stringify(s)}`, 'see podctl list')
-    }
-    if (matches.length > 1) {
-      throw new PodctlError(
-        'ENOPOD',
-        `${JSON.stringify(s)} is ambiguous: it matches ${matches.length} pods: ${matches.join(', ')}`,
-        'give more characters of the UUID',
-      )
-    }
-    uuid = matches[0]!
-  }
+  const uuid = isPodUUID(arg) ? arg : uuidOfPrefix(dataDir, arg, s)
   let dir: PodDir | undefined
   try {
     dir = locate(dataDir, uuid)
@@ -636,25 +541,4 @@ export const podFromUUIDString = (dataDir: string, s: string): Pod => {
   return new Pod(dataDir, uuid, dir, isLocked(dataDir, uuid))
 }
 
-/** Reads a UUID from a file (as written by --uuid-file-save). */
-export const readUUIDFromFile = (file: string): string => {
-  const u = readUserFile(file, MAX_UUID_FILE_BYTES, 'UUID file').toString('utf8').trim()
-  if (!isPodUUID(u)) throw new PodctlError('EUSAGE', `UUID file ${file} does not hold a pod UUID`)
-  return u
-}
-
-/** Checks, before a pod is made, that --uuid-file-save can be written (lib/fs/atomic.ts checkReplaceable). */
-export const checkUUIDFileSave = (file: string): void => checkReplaceable(file, 'UUID file')
-
-/** Writes a UUID to a file, atomically, for scripts (--uuid-file-save). */
-export const writeUUIDToFile = (uuid: string, file: string): void => writeUserFileAtomic(file, `${uuid}\n`, 'UUID file')
-
-const existsNoFollow = (p: string): boolean => {
-  try {
-    fs.lstatSync(p)
-    return true
-  } catch (er) {
-    if (errnoCode(er) === 'ENOENT') return false
-    throw er
-  }
-}
+const existsNoFollow = (p: string): boolean => unlessNotFound(() => fs.lstatSync(p)) !== undefined

@@ -42,11 +42,11 @@ export interface PodRecord {
   /** The supervisor's pid while it lives, else the last one. */
   pid: number | null
   mutable: boolean
-  /** CONTRACT §9; a record written before there was isolation has neither, and means "host". */
-  isolation?: Isolation
-  network?: Network
+  /** CONTRACT §9. */
+  isolation: Isolation
+  network: Network
   /** The OCI runtime an isolated pod was prepared with (CONTRACT §12), by name; null for host processes. */
-  runtime?: string | null
+  runtime: string | null
   /** Where that runtime's program is. */
   runtime_path?: string | null
   exit_code: number | null
@@ -142,9 +142,9 @@ const RECORD_FIELDS: Record<string, Check> = {
   gc_marked_at: strOrNull,
   pid: intOrNull,
   mutable: isBool,
-  isolation: optional(oneOf('host', 'namespaces')),
-  network: optional(oneOf('host', 'none')),
-  runtime: optional(strOrNull),
+  isolation: oneOf('host', 'namespaces'),
+  network: oneOf('host', 'none'),
+  runtime: strOrNull,
   exit_code: intOrNull,
   labels: stringMap,
   annotations: stringMap,
@@ -239,10 +239,6 @@ const APP_OPTIONAL_KEYS = ['reason', 'privileged', 'image', 'image_name', 'rootf
 export const recordText = (r: PodRecord): string => {
   const out: Record<string, unknown> = {}
   for (const k of PUBLIC_KEYS) out[k] = r[k]
-  // Always written, so that list can copy the record's bytes (view.ts).
-  out.isolation = r.isolation ?? 'host'
-  out.network = r.network ?? 'host'
-  out.runtime = r.runtime ?? null
   out.apps = r.apps.map((a) => {
     const o: Record<string, unknown> = {}
     for (const k of APP_PUBLIC_KEYS) o[k] = a[k]

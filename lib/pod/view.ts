@@ -65,9 +65,9 @@ export const podView = (pod: Pod): PodView => {
     gc_marked_at: r.gc_marked_at,
     pid: r.pid,
     mutable: r.mutable,
-    isolation: r.isolation ?? 'host',
-    network: r.network ?? 'host',
-    runtime: r.runtime ?? null,
+    isolation: r.isolation,
+    network: r.network,
+    runtime: r.runtime,
     exit_code: r.exit_code,
     labels: r.labels,
     annotations: r.annotations,
@@ -112,7 +112,6 @@ const UUID_KEY = '{"uuid":"'
 const NAME_KEY = '","name":'
 const NAME_END = UUID_KEY.length + 36 + NAME_KEY.length
 // The keys podctl writes after "name", in the order it writes them (record.ts).
-// A record of an older podctl has no "isolation" or "network": it goes through podView.
 const LATER_KEYS = ['created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'runtime', 'exit_code', 'labels', 'annotations', 'apps'].map((k) => `,"${k}":`)
 
 /**

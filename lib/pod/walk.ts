@@ -4,7 +4,7 @@
  * pods.
  */
 import fs from 'node:fs'
-import { errnoCode } from '../errors.js'
+import { unlessNotFound } from '../errors.js'
 import { POD_DIRS, checkLayout, isPodUUID, podPath, stateDirPath, type PodDir } from './layout.js'
 import { lockedSet } from './locks.js'
 import { Pod } from './pod.js'
@@ -56,14 +56,8 @@ export const listPods = (dataDir: string, include: IncludeMask, opts: WalkOption
   const moved = new Set<string>()
   for (const dir of POD_DIRS) {
     if ((include & DIR_BIT[dir]) === 0) continue
-    let entries: fs.Dirent[]
-    try {
-      entries = fs.readdirSync(stateDirPath(dataDir, dir), { withFileTypes: true })
-    } catch (er) {
-      const code = errnoCode(er)
-      if (code === 'ENOENT' || code === 'ENOTDIR') continue
-      throw er
-    }
+    const entries = unlessNotFound(() => fs.readdirSync(stateDirPath(dataDir, dir), { withFileTypes: true }))
+    if (entries === undefined) continue
     for (const e of entries) {
       if (e.name.startsWith('.')) continue
       if (!e.isDirectory() || !isPodUUID(e.name)) {

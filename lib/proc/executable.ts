@@ -13,6 +13,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { isNotFound } from '../errors.js'
 
 /** The error of a program that cannot be started, shaped like Node's spawn errors. */
 const spawnError = (file: string, code: 'ENOENT' | 'EACCES'): NodeJS.ErrnoException =>
@@ -23,8 +24,7 @@ const probe = (candidate: string): 'ok' | 'ENOENT' | 'EACCES' => {
   try {
     fs.accessSync(candidate, fs.constants.X_OK)
   } catch (er) {
-    const code = (er as NodeJS.ErrnoException).code
-    return code === 'ENOENT' || code === 'ENOTDIR' ? 'ENOENT' : 'EACCES'
+    return isNotFound(er) ? 'ENOENT' : 'EACCES'
   }
   // access() passes directories (their x bit is search permission); execve does not.
   const st = fs.statSync(candidate, { throwIfNoEntry: false })

@@ -4,27 +4,26 @@
  * start and stop are requests to the supervisor. Each call waits until the
  * supervisor has acted, polling the pod record every 100 ms.
  */
-import { PodChangedStateError, PodctlError } from '../errors.js'
+import { PodChangedStateError, PodctlError, shortId } from '../errors.js'
 import type { App } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { newAppRecord, writeRecord, type AppRecord } from '../pod/record.js'
+import { ManifestLock, sandboxManifest } from '../pod/sandbox.js'
 import { poll } from '../poll.js'
 import { writeRequest } from './requests.js'
 
-const short = (pod: Pod): string => pod.uuid.slice(0, 8)
-
 /** A mutable pod's apps may change while it is prepared or running. */
 const assertChangeable = (pod: Pod): void => {
-  pod.sandboxManifest() // throws ErrImmutable
+  sandboxManifest(pod) // throws ErrImmutable
   if (pod.state !== 'running' && pod.state !== 'prepared') {
-    throw new PodctlError('EBADSTATE', `pod ${short(pod)} is ${pod.state}; apps change only in a running (or prepared) mutable pod`)
+    throw new PodctlError('EBADSTATE', `pod ${shortId(pod.uuid)} is ${pod.state}; apps change only in a running (or prepared) mutable pod`)
   }
 }
 
 const assertRunning = (pod: Pod): void => {
-  pod.sandboxManifest()
+  sandboxManifest(pod)
   if (pod.state !== 'running') {
-    throw new PodctlError('EBADSTATE', `pod ${short(pod)} is ${pod.state}; apps start and stop only in a running pod`)
+    throw new PodctlError('EBADSTATE', `pod ${shortId(pod.uuid)} is ${pod.state}; apps start and stop only in a running pod`)
   }
 }
 
@@ -35,13 +34,13 @@ const waitRecord = async (pod: Pod, what: string, timeoutMs: number, done: (apps
       pod.refresh()
       if (done(pod.record().apps)) return true
       if (pod.state !== 'running' && pod.state !== 'prepared') {
-        throw new PodctlError('EBADSTATE', `pod ${short(pod)} is ${pod.state}; ${what} did not happen`)
+        throw new PodctlError('EBADSTATE', `pod ${shortId(pod.uuid)} is ${pod.state}; ${what} did not happen`)
       }
       return undefined
     },
     { timeoutMs },
   )
-  if (!happened) throw new PodctlError('ETIMEOUT', `timed out waiting for ${what} in pod ${short(pod)}`)
+  if (!happened) throw new PodctlError('ETIMEOUT', `timed out waiting for ${what} in pod ${shortId(pod.uuid)}`)
 }
 
 /**
@@ -51,16 +50,16 @@ const waitRecord = async (pod: Pod, what: string, timeoutMs: number, done: (apps
  */
 export const addApp = async (pod: Pod, app: App, timeoutMs = 30_000): Promise<void> => {
   assertChangeable(pod)
-  pod.exclusiveLockManifest(timeoutMs)
+  const lock = ManifestLock.take(pod, timeoutMs)
   try {
-    const m = pod.sandboxManifest()
+    const m = sandboxManifest(pod)
     if (m.apps.some((a) => a.name === app.name)) {
-      throw new PodctlError('EBADSTATE', `pod ${short(pod)} already has an app named ${app.name}`, `remove it first: podctl app rm ${short(pod)} ${app.name}`)
+      throw new PodctlError('EBADSTATE', `pod ${shortId(pod.uuid)} already has an app named ${app.name}`, `remove it first: podctl app rm ${shortId(pod.uuid)} ${app.name}`)
     }
-    pod.updateManifest({ ...m, apps: [...m.apps, app] })
+    lock.update({ ...m, apps: [...m.apps, app] })
     syncPreparedRecord(pod, (apps) => [...apps.filter((a) => a.name !== app.name), newAppRecord(app)])
   } finally {
-    pod.unlockManifest()
+    lock.release()
   }
   if (pod.state === 'running') await waitRecord(pod, `app ${app.name} to appear`, timeoutMs, (apps) => apps.some((a) => a.name === app.name))
 }
@@ -68,14 +67,14 @@ export const addApp = async (pod: Pod, app: App, timeoutMs = 30_000): Promise<vo
 /** Removes an app from a mutable pod; a running app is stopped first by the supervisor. */
 export const removeApp = async (pod: Pod, name: string, timeoutMs = 30_000): Promise<void> => {
   assertChangeable(pod)
-  pod.exclusiveLockManifest(timeoutMs)
+  const lock = ManifestLock.take(pod, timeoutMs)
   try {
-    const m = pod.sandboxManifest()
+    const m = sandboxManifest(pod)
     if (!m.apps.some((a) => a.name === name)) throw noSuchApp(pod, name)
-    pod.updateManifest({ ...m, apps: m.apps.filter((a) => a.name !== name) })
+    lock.update({ ...m, apps: m.apps.filter((a) => a.name !== name) })
     syncPreparedRecord(pod, (apps) => apps.filter((a) => a.name !== name))
   } finally {
-    pod.unlockManifest()
+    lock.release()
   }
   if (pod.state === 'running') await waitRecord(pod, `app ${name} to be removed`, timeoutMs, (apps) => !apps.some((a) => a.name === name))
 }
@@ -108,10 +107,10 @@ const syncPreparedRecord = (pod: Pod, change: (apps: AppRecord[]) => AppRecord[]
 }
 
 const noSuchApp = (pod: Pod, name: string): PodctlError =>
-  new PodctlError('ENOPOD', `pod ${short(pod)} has no app named ${JSON.stringify(name)}`, `see podctl app list ${short(pod)}`)
+  new PodctlError('ENOPOD', `pod ${shortId(pod.uuid)} has no app named ${JSON.stringify(name)}`, `see podctl app list ${shortId(pod.uuid)}`)
 
 const findApp = (pod: Pod, name: string): void => {
-  if (!pod.sandboxManifest().apps.some((a) => a.name === name)) throw noSuchApp(pod, name)
+  if (!sandboxManifest(pod).apps.some((a) => a.name === name)) throw noSuchApp(pod, name)
 }
 
 /** Asks the supervisor to start an app and waits until it runs (or ran and ended). */
@@ -131,8 +130,8 @@ export const startApp = async (pod: Pod, name: string, timeoutMs = 30_000): Prom
     // The request is not withdrawn: a supervisor that is only slow still starts the app.
     throw new PodctlError(
       'ETIMEOUT',
-      `app ${name} of pod ${short(pod)} has not started after ${Math.round(timeoutMs / 1000)}s; the request stays with the pod's supervisor, which may still start it`,
-      `see whether it did: podctl app status ${short(pod)} ${name}`,
+      `app ${name} of pod ${shortId(pod.uuid)} has not started after ${Math.round(timeoutMs / 1000)}s; the request stays with the pod's supervisor, which may still start it`,
+      `see whether it did: podctl app status ${shortId(pod.uuid)} ${name}`,
     )
   }
 }

@@ -15,6 +15,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { unlessNotFound } from '../errors.js'
 import { resourceReason } from '../fs/errors.js'
 import { DIR_MODE, FILE_MODE } from '../fs/modes.js'
 
@@ -50,13 +51,7 @@ const endsWithNewline = (fd: number, size: number): boolean => {
   return fs.readSync(fd, b, 0, 1, size - 1) === 1 && b[0] === 0x0a
 }
 
-const renameIfThere = (from: string, to: string): void => {
-  try {
-    fs.renameSync(from, to)
-  } catch (er) {
-    if ((er as NodeJS.ErrnoException).code !== 'ENOENT') throw er
-  }
-}
+const renameIfThere = (from: string, to: string): void => void unlessNotFound(() => fs.renameSync(from, to))
 
 export interface LogWriterOptions {
   maxBytes?: number

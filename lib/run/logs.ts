@@ -17,7 +17,7 @@ const MAX_LOG_READ_BYTES = 4 * DEFAULT_LOG_MAX_BYTES
 export interface LogLine {
   /** The line, with its newline if it has one (the last line of a log may not). */
   text: string
-  /** When its first byte arrived (ms since the epoch); undefined where the log has no times (kept by an older podctl). */
+  /** When its first byte arrived (ms since the epoch); undefined where that was lost (a times record a full disk refused). */
   time?: number
 }
 

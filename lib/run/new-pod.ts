@@ -5,9 +5,10 @@
  * prepared or, with its volumes set up, moved to run/ for this process to
  * supervise. Whatever fails on the way leaves nothing behind.
  */
-import { PodctlError } from '../errors.js'
+import { PodctlError, shortId } from '../errors.js'
 import { isolationOf, type PodManifest } from '../pod/manifest.js'
-import { checkUUIDFileSave, writeUUIDToFile, type Pod } from '../pod/pod.js'
+import type { Pod } from '../pod/pod.js'
+import { checkUUIDFileSave, writeUUIDToFile } from '../pod/uuid.js'
 import { createPod, discard } from '../pod/prepare.js'
 import { bindPodClaims, createPodClaims, fleetClaimsOf, withPodFleet, type EnsureBoundOptions, type FleetStore } from '../storage/pod-claims.js'
 import { checkVolumeSources, setUpPodVolumes } from '../volume/pod-volumes.js'
@@ -43,7 +44,7 @@ const create = (dataDir: string, asked: PodManifest, opts: NewPodOptions, finish
     const pod = await createPod(dataDir, manifest, { ...(runtime ? { runtime } : {}), ...(images.size > 0 ? { imageNames: new Map([...images].map(([app, i]) => [app, i.name])) } : {}) })
     try {
       const gone = images.size > 0 ? imagesStillThere(dataDir, images) : undefined
-      if (gone !== undefined) throw new PodctlError('ENOIMAGE', `image ${gone} was removed while pod ${pod.uuid.slice(0, 8)} was being prepared`, 'import it again')
+      if (gone !== undefined) throw new PodctlError('ENOIMAGE', `image ${gone} was removed while pod ${shortId(pod.uuid)} was being prepared`, 'import it again')
       if (opts.uuidFileSave !== undefined) writeUUIDToFile(pod.uuid, opts.uuidFileSave)
       await finish(pod, manifest, fleet)
     } catch (er) {

@@ -1,5 +1,5 @@
 /** Making a prepared pod running: the shared part of run-prepared, foreground or detached. */
-import { PodChangedStateError } from '../errors.js'
+import { PodChangedStateError, shortId } from '../errors.js'
 import type { PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { bindPodClaims, withPodFleet, type EnsureBoundOptions } from '../storage/pod-claims.js'
@@ -27,7 +27,7 @@ export const startPrepared = async (pod: Pod, claims: EnsureBoundOptions = {}): 
     pod.toRun()
   } catch (er) {
     if (er instanceof PodChangedStateError) {
-      throw new PodChangedStateError(pod.uuid, `pod ${pod.uuid} is already running (or gone)`, `see podctl status ${pod.uuid.slice(0, 8)}`)
+      throw new PodChangedStateError(pod.uuid, `pod ${pod.uuid} is already running (or gone)`, `see podctl status ${shortId(pod.uuid)}`)
     }
     throw er
   }

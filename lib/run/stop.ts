@@ -4,7 +4,7 @@
  * force), and to the supervisor only if it does not then exit by itself.
  * Returns once the pod has exited.
  */
-import { PodctlError } from '../errors.js'
+import { PodctlError, shortId } from '../errors.js'
 import { lockOwner } from '../pod/locks.js'
 import type { Pod } from '../pod/pod.js'
 import { reapOrphans } from '../pod/reap.js'
@@ -52,7 +52,7 @@ const waitNotRunning = async (pod: Pod, ms: number): Promise<boolean> =>
 
 /** Stops one pod; throws EBADSTATE for a pod that never ran, ETIMEOUT if it will not die. */
 export const stopPod = async (pod: Pod, opts: StopOptions): Promise<StopOutcome> => {
-  const short = pod.uuid.slice(0, 8)
+  const short = shortId(pod.uuid)
   const s = pod.state
   if (s === 'embryo' || s === 'preparing' || s === 'aborted prepare' || s === 'prepared' || s === 'garbage' || s === 'deleting') {
     throw new PodctlError('EBADSTATE', `pod ${short} is ${s}; it never ran`, s === 'prepared' ? `run it: podctl run-prepared ${short}, or remove it: podctl rm ${short}` : undefined)

@@ -66,6 +66,12 @@ interface RunningApp extends AppStart {
   stopping?: boolean
 }
 
+/** How a process ended: its exit code, or the signal that ended it. */
+type Exit = [number | null, NodeJS.Signals | null]
+
+/** How `child` ended, once it has: listened for at once, so that no 'exit' is missed. */
+const exitOf = (child: AppProcess['child']): Promise<Exit> => new Promise((resolve) => child.once('exit', (code, signal) => resolve([code, signal])))
+
 /** How often a mutable pod's supervisor looks for changes if no file event woke it. */
 const MUTABLE_POLL_MS = 1_000
 /** How long an exited app's output pipes may stay open before podctl stops reading them. */
@@ -135,11 +141,7 @@ export class Supervisor {
 
   /** Runs the pod to its end and returns its exit code; releases the lock. */
   async run(): Promise<number> {
-    const forward = this.#opts.forwardSignals !== false
-    const handlers: [NodeJS.Signals, () => void][] = forward
-      ? (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => [s, () => this.signal(s)])
-      : []
-    for (const [s, h] of handlers) process.on(s, h)
+    const stopForwarding = this.#forwardSignals()
     try {
       this.#save()
       await this.#startRuntime()
@@ -148,20 +150,42 @@ export class Supervisor {
       else this.#record.ready_at = null
       return this.#finish()
     } catch (er) {
-      // The supervisor's own failure: kept in the record, so that `status`
-      // says why a detached pod ended (its stderr goes nowhere).
-      this.signal('SIGKILL')
-      this.#record.failure = `the supervisor failed: ${(er as Error).message}`
-      this.#record.ready_at = null
-      this.#save()
+      this.#failed(er as Error)
       throw er
     } finally {
-      for (const [s, h] of handlers) process.off(s, h)
-      this.#opts.output?.flush?.()
-      // Before the lock goes: a pod read as exited has no process left in its namespaces.
-      await this.#runtime?.close()
-      this.pod.close()
+      stopForwarding()
+      await this.#release()
     }
+  }
+
+  /** Forwards SIGINT, SIGTERM and SIGHUP to the apps until the returned function is called (unless told not to). */
+  #forwardSignals(): () => void {
+    if (this.#opts.forwardSignals === false) return () => {}
+    const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => [s, () => this.signal(s)] as const)
+    for (const [s, h] of handlers) process.on(s, h)
+    return () => {
+      for (const [s, h] of handlers) process.off(s, h)
+    }
+  }
+
+  /**
+   * The supervisor's own failure: every app is killed, and why is kept in
+   * the record, so that `status` says why a detached pod ended (its stderr
+   * goes nowhere).
+   */
+  #failed(er: Error): void {
+    this.signal('SIGKILL')
+    this.#record.failure = `the supervisor failed: ${er.message}`
+    this.#record.ready_at = null
+    this.#save()
+  }
+
+  /** Writes out what the output holds back, ends the runtime, then releases the pod's lock. */
+  async #release(): Promise<void> {
+    this.#opts.output?.flush?.()
+    // Before the lock goes: a pod read as exited has no process left in its namespaces.
+    await this.#runtime?.close()
+    this.pod.close()
   }
 
   /** Starts the pod's isolation: nothing for host processes; an isolated pod's infra container, recorded. */
@@ -316,10 +340,7 @@ export class Supervisor {
     let proc: AppProcess
     const forksBefore = forkCount()
     try {
-      log = new LogWriter(this.pod.path, app.name, {
-        ...(this.#opts.logMaxBytes ? { maxBytes: this.#opts.logMaxBytes } : {}),
-        onTrouble: (message) => this.#opts.output?.notice(`app ${app.name}: ${message}`),
-      })
+      log = this.#openLog(app)
       proc = this.#runtime!.startApp(app)
     } catch (er) {
       this.#cannotStart(app, log, er as NodeJS.ErrnoException)
@@ -330,28 +351,12 @@ export class Supervisor {
     }
     const appLog = log
     const { child } = proc
-    const spawnedAt = child.pid !== undefined && forksBefore !== undefined ? { pid: child.pid, forksBefore } : undefined
-    const out = this.#opts.output
-    child.stdout?.on('data', (c: Buffer) => {
-      appLog.write(c)
-      out?.write(app.name, 'stdout', c)
-    })
-    child.stderr?.on('data', (c: Buffer) => {
-      appLog.write(c)
-      out?.write(app.name, 'stderr', c)
-    })
-    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (code, signal) => resolve([code, signal])))
+    this.#forwardOutput(app, child, appLog)
+    const exited = exitOf(child)
     // Started is recorded once the app runs (a container: once its runtime has made it), or its failure to start.
-    const started = proc.running.then(
+    const ran = proc.running.then(
       (pid) => {
-        rec.state = 'running'
-        rec.pid = pid
-        rec.pid_start = procStart(pid) ?? null
-        rec.started_at = isoTime()
-        rec.finished_at = null
-        rec.exit_code = null
-        rec.reason = null
-        if (proc.rootfs) rec.rootfs = proc.rootfs
+        this.#recordStarted(rec, proc, pid)
         beforeStartSaved?.()
         this.#save()
         return true
@@ -362,26 +367,76 @@ export class Supervisor {
         return false
       },
     )
-    const done = (async () => {
-      const ran = await started
-      // A process that never spawned (EMFILE, EAGAIN) may emit no 'exit'.
-      const [code, signal] = ran || child.pid !== undefined ? await exited : [null, null]
-      const end = await proc.ended(code, signal)
-      if (ran) {
-        rec.state = 'exited'
-        rec.exit_code = end.exitCode
-        rec.finished_at = isoTime()
-        if (end.reason) rec.reason = end.reason
-      }
-      // What escaped the app's group (setsid, a daemon) goes too: found by its environment, unless the runtime's cgroup ended it already.
-      if (!proc.contained) killMarked([podEnvMark(this.pod.uuid), appEnvMark(app.name)], { startedSince: rec.pid_start, spawnedAt })
-      this.#running.delete(app.name)
-      this.#save()
-      await this.#drained(child)
-      appLog.close()
-    })()
-    this.#running.set(app.name, { app, proc, started: started.then(() => {}), done })
-    return { started: started.then(() => {}), done }
+    const spawnedAt = child.pid !== undefined && forksBefore !== undefined ? { pid: child.pid, forksBefore } : undefined
+    const done = this.#awaitEnd(app, rec, proc, appLog, ran, exited, spawnedAt)
+    const started = ran.then(() => {})
+    this.#running.set(app.name, { app, proc, started, done })
+    return { started, done }
+  }
+
+  /** The app's log, which says so itself when it cannot be written (a full disk). */
+  #openLog(app: App): LogWriter {
+    return new LogWriter(this.pod.path, app.name, {
+      ...(this.#opts.logMaxBytes ? { maxBytes: this.#opts.logMaxBytes } : {}),
+      onTrouble: (message) => this.#opts.output?.notice(`app ${app.name}: ${message}`),
+    })
+  }
+
+  /** The app's stdout and stderr, to its log and to the output (the terminal, in the foreground). */
+  #forwardOutput(app: App, child: AppProcess['child'], log: LogWriter): void {
+    const out = this.#opts.output
+    child.stdout?.on('data', (c: Buffer) => {
+      log.write(c)
+      out?.write(app.name, 'stdout', c)
+    })
+    child.stderr?.on('data', (c: Buffer) => {
+      log.write(c)
+      out?.write(app.name, 'stderr', c)
+    })
+  }
+
+  /** Records that the app runs: its pid and the pid's start time, when, and how its root was made. */
+  #recordStarted(rec: AppRecord, proc: AppProcess, pid: number): void {
+    rec.state = 'running'
+    rec.pid = pid
+    rec.pid_start = procStart(pid) ?? null
+    rec.started_at = isoTime()
+    rec.finished_at = null
+    rec.exit_code = null
+    rec.reason = null
+    if (proc.rootfs) rec.rootfs = proc.rootfs
+  }
+
+  /**
+   * Waits for the app's end and records it (if it ran at all), ends what
+   * escaped its group, then reads its output to the end and closes its log.
+   */
+  async #awaitEnd(
+    app: App,
+    rec: AppRecord,
+    proc: AppProcess,
+    log: LogWriter,
+    ran: Promise<boolean>,
+    exited: Promise<Exit>,
+    spawnedAt: { pid: number; forksBefore: number } | undefined,
+  ): Promise<void> {
+    const { child } = proc
+    const didRun = await ran
+    // A process that never spawned (EMFILE, EAGAIN) may emit no 'exit'.
+    const [code, signal] = didRun || child.pid !== undefined ? await exited : [null, null]
+    const end = await proc.ended(code, signal)
+    if (didRun) {
+      rec.state = 'exited'
+      rec.exit_code = end.exitCode
+      rec.finished_at = isoTime()
+      if (end.reason) rec.reason = end.reason
+    }
+    // What escaped the app's group (setsid, a daemon) goes too: found by its environment, unless the runtime's cgroup ended it already.
+    if (!proc.contained) killMarked([podEnvMark(this.pod.uuid), appEnvMark(app.name)], { startedSince: rec.pid_start, spawnedAt })
+    this.#running.delete(app.name)
+    this.#save()
+    await this.#drained(child)
+    log.close()
   }
 
   /**

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import { isatty } from 'node:tty'
 import path from 'node:path'
-import { PodctlError } from '../errors.js'
+import { PodctlError, shortId } from '../errors.js'
 import { writeFileAtomic } from '../fs/atomic.js'
 import { readOwnText } from '../fs/read.js'
 import { isolationOf, type PodManifest } from '../pod/manifest.js'
@@ -28,7 +28,7 @@ export interface EnterOptions {
 
 /** Which app's container to enter: the one named, or the only one running. EUSAGE listing them when it is not clear. */
 const chooseApp = (pod: Pod, wanted: string | undefined): string => {
-  const short = pod.uuid.slice(0, 8)
+  const short = shortId(pod.uuid)
   const apps = pod.record().apps
   if (wanted !== undefined) {
     const a = apps.find((x) => x.name === wanted)
@@ -57,7 +57,7 @@ const RUNTIME_FAILED = 255
  * not running or has no namespaces.
  */
 export const enterPod = async (pod: Pod, manifest: PodManifest, command: readonly string[], opts: EnterOptions = {}): Promise<number> => {
-  const short = pod.uuid.slice(0, 8)
+  const short = shortId(pod.uuid)
   if (pod.state !== 'running') throw new PodctlError('EBADSTATE', `pod ${short} is ${pod.state}; only a running pod can be entered`, pod.state === 'prepared' ? `run it first: podctl run-prepared ${short}` : undefined)
   if (isolationOf(manifest) !== 'namespaces') {
     throw new PodctlError('EBADSTATE', `pod ${short} runs its apps as host processes: it has no namespaces to enter`, 'run a command beside them on the host instead; a pod with "isolation": "namespaces" can be entered')

@@ -9,7 +9,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { PodctlError } from '../errors.js'
+import { PodctlError, shortId } from '../errors.js'
 import { writeFileAtomic } from '../fs/atomic.js'
 import { DIR_MODE } from '../fs/modes.js'
 import { procStart } from '../proc/identity.js'
@@ -174,7 +174,7 @@ export class OciPod {
     const failed = (why: string): PodctlError => {
       child.kill('SIGKILL')
       const said = runtimeError(log) ?? stderr.trim().split('\n').pop()
-      return new PodctlError('EFAILED', `the infra container of pod ${place.uuid.slice(0, 8)} could not start: ${said || why}`, `see the runtime's log: ${log}`)
+      return new PodctlError('EFAILED', `the infra container of pod ${shortId(place.uuid)} could not start: ${said || why}`, `see the runtime's log: ${log}`)
     }
     const spawnError = new Promise<never>((_, reject) => child.once('error', (er) => reject(failed(`${place.runtime.path}: ${er.message}`))))
     let timer: NodeJS.Timeout | undefined

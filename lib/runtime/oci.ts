@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { PodctlError } from '../errors.js'
+import { PodctlError, shortId } from '../errors.js'
 import type { AppUser } from '../pod/app-user.js'
 import { cpuCores, memoryBytes, networkOf, usernsOf, type App, type PodManifest, type Resources } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
@@ -198,11 +198,11 @@ export class OciRuntime implements PodRuntime {
     const runtime = opts.runtime ?? findRuntime()
     const idMap = podIdMap(m)
     const cgroups = process.geteuid?.() === 0 || canMakeCgroups()
-    const refused = limitsRefused(m, `pod ${pod.uuid.slice(0, 8)}`)
+    const refused = limitsRefused(m, `pod ${shortId(pod.uuid)}`)
     if (refused) throw refused
     const spec: PodSpec = {
       uuid: pod.uuid,
-      hostname: m.name ?? pod.uuid.slice(0, 8),
+      hostname: m.name ?? shortId(pod.uuid),
       rootfs: path.join(pod.path, ROOTFS_DIR),
       network: networkOf(m),
       ...(idMap ? { idMap } : {}),
@@ -226,7 +226,7 @@ export class OciRuntime implements PodRuntime {
         writeUnifiedLimits(podCgroup(pod.uuid), { ...limits, ...(limits.cpuCores !== undefined ? { cpuQuotaUs: Math.round(limits.cpuCores * 100_000), cpuPeriodUs: 100_000 } : {}) })
       } catch (er) {
         await oci.close()
-        throw new PodctlError('EFAILED', `the limits of pod ${pod.uuid.slice(0, 8)} could not be set: ${(er as Error).message}`)
+        throw new PodctlError('EFAILED', `the limits of pod ${shortId(pod.uuid)} could not be set: ${(er as Error).message}`)
       }
     }
     return new OciRuntime(pod, manifest, oci, renders)

@@ -1,4 +1,4 @@
-// Black-box tests of mutable pods: `podctl app ...` (issue 3 part 3, CONTRACT §3-5): spawns bin/podctl.
+// Black-box tests of mutable pods: `podctl app ...` (CONTRACT §3-5): spawns bin/podctl.
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'

@@ -1,5 +1,5 @@
-// Property test of `volume class create` and `volume claim create` (issue
-// 10): random names, provisioners, parameters, reclaim policies, sizes and
+// Property test of `volume class create` and `volume claim create`:
+// random names, provisioners, parameters, reclaim policies, sizes and
 // access modes, good and bad. Each command line is accepted (exit 0, the
 // object readable afterwards) or refused with exit 2 (bad input) or 4 (the
 // name exists), one message and a hint, no stack trace, and a refusal

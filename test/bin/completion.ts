@@ -1,4 +1,4 @@
-// Shell completion (issue 15): the script `podctl completion bash` prints,
+// Shell completion: the script `podctl completion bash` prints,
 // sourced in a real bash, driven as bash's completion machinery drives it
 // (COMP_WORDS, COMP_CWORD, the function `complete -p` names), offers
 // subcommands, options, option values and the data dir's pods and apps.

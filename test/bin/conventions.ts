@@ -1,4 +1,4 @@
-// The habits rkt and podman users bring (issue 15, part 2): ps and ls for
+// The habits rkt and podman users bring: ps and ls for
 // list, --no-legend, -q, --filter and --sort, rm --all and rm -f, stop
 // --uuid-file, inspect, the short options, --flag=value; and status --wait
 // racing rm (part 1): a pod removed while waited for is exit 3, never a

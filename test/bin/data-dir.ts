@@ -1,4 +1,4 @@
-// A data dir that is not a usable directory (issue 2, part 4): a regular
+// A data dir that is not a usable directory: a regular
 // file, a path below a file, a directory podctl may not write. Every command
 // fails with exit 1 and a clear message, and nothing is created or changed.
 import t from 'tap'
@@ -47,6 +47,23 @@ t.test('a data dir that is a regular file', async (t) => {
 
   const json = podctl(file, ['list', '--format', 'json'])
   t.match(JSON.parse(json.stderr.split('\n').find((l) => l.startsWith('{')) ?? 'null'), { error: { code: 'EFAILED', message: /not a directory/ } })
+})
+
+t.test('a directory of the data dir replaced by a symlink is refused, whichever room walks it', async (t) => {
+  // Each room registers the directories it walks with lib/pod/layout.ts; the CLI checks them all first.
+  for (const sub of ['pods/run', 'locks', 'volumes', 'volume-locks', 'classes', 'claims', 'controller', 'images', 'image-locks']) {
+    await t.test(sub, async (t) => {
+      const root = t.testdir({ outside: { 'keep.txt': 'keep\n' } })
+      const dir = path.join(root, 'data')
+      await preparedPod(dir)
+      fs.rmSync(path.join(dir, sub), { recursive: true, force: true })
+      fs.symlinkSync(path.join(root, 'outside'), path.join(dir, sub))
+      const r = podctl(dir, ['list'])
+      clearFailure(t, r, 'list', dir)
+      t.match(r.stderr, `${sub} is a symlink`, 'named')
+      t.strictSame(fs.readdirSync(path.join(root, 'outside')), ['keep.txt'], 'nothing was done through it')
+    })
+  }
 })
 
 t.test('a data dir below a regular file', async (t) => {

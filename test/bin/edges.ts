@@ -1,4 +1,4 @@
-// Small edges of issue 14: empty data dir settings, environment keys that
+// Small edges: empty data dir settings, environment keys that
 // are object keys in JavaScript, durations Go refuses, gc output that is
 // not lost when gc is killed, and a refusal named as one.
 import t from 'tap'

@@ -1,5 +1,5 @@
 // Black-box tests of `podctl gc` (CONTRACT §4, §5): spawns bin/podctl,
-// including three gc processes racing over 300 exited pods (issue 2, part 4).
+// including three gc processes racing over 300 exited pods.
 import t from 'tap'
 import fs from 'node:fs'
 import { spawnSync } from 'node:child_process'
@@ -179,7 +179,7 @@ t.test('json-pretty', async (t) => {
   t.match(r.stdout, /^\{\n {2}"marked": \[/)
 })
 
-// ---- concurrency (issue 2, part 4)
+// ---- concurrency
 
 const PODS = 300
 const GCS = 3

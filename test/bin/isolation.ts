@@ -1,4 +1,4 @@
-// Isolated pods (issue 11, CONTRACT §9), black box: real pods with their
+// Isolated pods (CONTRACT §9), black box: real pods with their
 // own namespaces, run once as root and once as an unprivileged user (made
 // here with useradd when the machine allows; otherwise that half says why
 // it does not run). Every check looks from the host as well as from inside.

@@ -1,4 +1,4 @@
-// Man pages (issue 15): one per documented command, made at build time from
+// Man pages: one per documented command, made at build time from
 // Documentation/ (lib/build/man.ts), each listed in package.json's "man"
 // (what a global install links into man's path), each named and described
 // as the command's --help describes it, and each one that man can render.

@@ -1,5 +1,5 @@
 // Property tests of `podctl prepare` with random and mutated manifests
-// (issue 2, part 4): each manifest is either accepted (exit 0, one UUID, the
+// each manifest is either accepted (exit 0, one UUID, the
 // manifest stored as given) or refused (exit 2, "podctl: invalid manifest:"
 // naming a field path, and nothing written). Most runs call the CLI
 // in-process through main(); a few go through the spawned bin/podctl.

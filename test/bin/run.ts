@@ -1,4 +1,4 @@
-// Black-box tests of `podctl run` (issue 3 part 1, CONTRACT §3-5): spawns bin/podctl.
+// Black-box tests of `podctl run` (CONTRACT §3-5): spawns bin/podctl.
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'

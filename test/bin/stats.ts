@@ -142,8 +142,10 @@ t.test('stats of running isolated pods', { skip }, async (t) => {
 
   t.test('on a terminal it redraws until Ctrl-C, then exits 0', { skip: spawnSync('script', ['--version']).status === 0 ? false : 'util-linux script(1) is not installed' }, async (t) => {
     const [cmd, argv] = launcher(argvFor(dir, ['stats', b]))
-    const line = [cmd, ...argv].map((x) => `'${x.replace(/'/g, "'\\''")}'`).join(' ')
-    const child = spawn('script', ['-qec', line, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] })
+    // exec: script(1) runs the line with $SHELL -c, and dash (the /bin/sh of CI, where SHELL is unset) would
+    // stay as podctl's parent and die of the terminal's SIGINT itself, so that script would report 130.
+    const line = ['exec', ...[cmd, ...argv].map((x) => `'${x.replace(/'/g, "'\\''")}'`)].join(' ')
+    const child = spawn('script', ['-qec', line, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, SHELL: '/bin/sh' } })
     t.teardown(() => {
       if (child.exitCode === null) child.kill('SIGKILL')
     })

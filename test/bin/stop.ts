@@ -1,4 +1,4 @@
-// Black-box tests of `podctl stop` (issue 3 part 2, CONTRACT §4): spawns bin/podctl.
+// Black-box tests of `podctl stop` (CONTRACT §4): spawns bin/podctl.
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'

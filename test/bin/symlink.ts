@@ -1,5 +1,5 @@
 // A pod directory replaced by a symlink pointing outside the data dir
-// (issue 2, part 4): list, status, rm and gc never follow it and never delete
+// list, status, rm and gc never follow it and never delete
 // anything through it. Spawns bin/podctl.
 import t from 'tap'
 import fs from 'node:fs'

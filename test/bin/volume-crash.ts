@@ -1,4 +1,4 @@
-// Crash clean-up of volumes (issue 4, part 5): a podctl process SIGKILLed
+// Crash clean-up of volumes: a podctl process SIGKILLed
 // in the middle of mounting (at failpoints, and at random moments), or a
 // running supervisor SIGKILLed, leaves a pod that rm and gc still tear down
 // completely from its recorded actual state: nothing of the pod is left,

@@ -1,4 +1,4 @@
-// Property test of the volume part of the manifest (issue 4, part 7):
+// Property test of the volume part of the manifest:
 // random volumes and mounts — every kind, good and bad fields, nesting,
 // host sources and persistent volumes that exist or not — given to
 // `podctl prepare` are either accepted (exit 0, one UUID) or refused with

@@ -1,4 +1,4 @@
-// Volumes end to end, as a new user meets them (issue 4, "Done means"): a
+// Volumes end to end, as a new user meets them: a
 // pod with an empty, a host, a files and a persistent volume runs, its apps
 // read and write them at $PODCTL_APP_ROOT/<path>, status shows usage, and
 // rm/gc leave exactly what the reclaim policies say. Spawns bin/podctl.

@@ -1,5 +1,5 @@
 // Links planted by an app never make podctl read, write or delete outside
-// the volume (issue 4, part 7). The app of a running pod plants links out
+// the volume. The app of a running pod plants links out
 // of every volume it can write and replaces directories on the way to its
 // mount points with links; then podctl walks the volumes (status), updates
 // the files volume, stops and removes the pod, and recycles the persistent

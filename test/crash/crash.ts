@@ -1,4 +1,4 @@
-// Crash consistency (issue 3, part 4): SIGKILL podctl processes at random
+// Crash consistency: SIGKILL podctl processes at random
 // moments during prepare, run, run --detach, run-prepared, stop, rm and gc,
 // and check after every trial that
 //   - no UUID is in two state dirs,

@@ -1,4 +1,4 @@
-// The doc-test (issue 15): every `$ podctl …` session in README.md and
+// The doc-test: every `$ podctl …` session in README.md and
 // Documentation/ runs in a real bash against a scratch data dir, and what
 // it prints (stdout and stderr, as a terminal shows them) is compared with
 // what the page says. What differs from run to run is matched by the

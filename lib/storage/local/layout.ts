@@ -16,6 +16,14 @@
  * locks, and gc's sweep of it treats every other name as a dead pod's lock.
  */
 import path from 'node:path'
+import { registerDataDirFolders } from '../../pod/layout.js'
+
+// What this room walks and writes through, checked with the pod room's
+// directories before a command works on a data dir: persistent volumes, the
+// locks of their operations, the objects of claims and classes, and the
+// controller's lease file (lib/election/file.ts, which stands below the pod
+// room and so cannot register it itself).
+registerDataDirFolders('volumes', 'volume-locks', 'classes', 'claims', 'controller')
 
 export const volumesRoot = (dataDir: string): string => path.join(dataDir, 'volumes')
 export const pvDir = (dataDir: string, name: string): string => path.join(volumesRoot(dataDir), name)

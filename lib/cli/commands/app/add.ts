@@ -2,6 +2,7 @@
 import type { Command } from 'commander'
 import type { Context } from '../../context.js'
 import { collect, dataDirOf } from '../../options.js'
+import type { AppAddOptions } from './options.js'
 
 export const registerAppAdd = (app: Command, ctx: Context): void => {
   app
@@ -13,7 +14,7 @@ export const registerAppAdd = (app: Command, ctx: Context): void => {
     .option('--ephemeral', 'an ephemeral app: never decides the pod exit code')
     .option('-e, --env <KEY=VALUE>', 'environment variable (repeatable)', collect)
     .addHelpText('after', '\nExample:\n  $ podctl app add 8c3b1f0e --name worker --env QUEUE=jobs -- node worker.js')
-    .action(async (uuid: string, command: string[], opts: { name: string; ephemeral?: boolean; env?: string[] }, self: Command) =>
-      (await import('../../actions/app.js')).add(ctx, dataDirOf(self, 'write'), uuid, command, opts),
+    .action(async (uuid: string, command: string[], opts: AppAddOptions, self: Command) =>
+      (await import('./action.js')).add(ctx, dataDirOf(self, 'write'), uuid, command, opts),
     )
 }

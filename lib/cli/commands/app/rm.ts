@@ -10,5 +10,5 @@ export const registerAppRm = (app: Command, ctx: Context): void => {
     .argument('<uuid>', 'pod UUID or unambiguous prefix')
     .argument('<name>', 'app name')
     .addHelpText('after', '\nExample:\n  $ podctl app rm 8c3b1f0e worker')
-    .action(async (uuid: string, name: string, _opts: unknown, self: Command) => (await import('../../actions/app.js')).rm(ctx, dataDirOf(self, 'write'), uuid, name))
+    .action(async (uuid: string, name: string, _opts: unknown, self: Command) => (await import('./action.js')).rm(ctx, dataDirOf(self, 'write'), uuid, name))
 }

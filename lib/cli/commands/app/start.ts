@@ -10,5 +10,5 @@ export const registerAppStart = (app: Command, ctx: Context): void => {
     .argument('<uuid>', 'pod UUID or unambiguous prefix')
     .argument('<name>', 'app name')
     .addHelpText('after', '\nExample:\n  $ podctl app start 8c3b1f0e worker')
-    .action(async (uuid: string, name: string, _opts: unknown, self: Command) => (await import('../../actions/app.js')).start(ctx, dataDirOf(self, 'write'), uuid, name))
+    .action(async (uuid: string, name: string, _opts: unknown, self: Command) => (await import('./action.js')).start(ctx, dataDirOf(self, 'write'), uuid, name))
 }

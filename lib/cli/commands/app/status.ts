@@ -2,6 +2,7 @@
 import type { Command } from 'commander'
 import type { Context } from '../../context.js'
 import { addFormatOption, dataDirOf } from '../../options.js'
+import type { AppStatusOptions } from './options.js'
 
 export const registerAppStatus = (app: Command, ctx: Context): void => {
   const cmd = app
@@ -11,7 +12,7 @@ export const registerAppStatus = (app: Command, ctx: Context): void => {
     .argument('<name>', 'app name')
   addFormatOption(cmd, ctx, 'output format (table means key=value lines)')
     .addHelpText('after', '\nExample:\n  $ podctl app status 8c3b1f0e worker')
-    .action(async (uuid: string, name: string, opts: { format: string }, self: Command) =>
-      (await import('../../actions/app.js')).status(ctx, dataDirOf(self, 'read'), uuid, name, opts),
+    .action(async (uuid: string, name: string, opts: AppStatusOptions, self: Command) =>
+      (await import('./action.js')).status(ctx, dataDirOf(self, 'read'), uuid, name, opts),
     )
 }

@@ -2,6 +2,7 @@
 import type { Command } from 'commander'
 import type { Context } from '../../context.js'
 import { dataDirOf, durationOption } from '../../options.js'
+import type { AppStopOptions } from './options.js'
 
 export const registerAppStop = (app: Command, ctx: Context): void => {
   app
@@ -11,7 +12,7 @@ export const registerAppStop = (app: Command, ctx: Context): void => {
     .argument('<name>', 'app name')
     .addOption(durationOption('--timeout <duration>', 'time between SIGTERM and SIGKILL', '10s'))
     .addHelpText('after', '\nExample:\n  $ podctl app stop 8c3b1f0e worker --timeout 5s')
-    .action(async (uuid: string, name: string, opts: { timeout: number }, self: Command) =>
-      (await import('../../actions/app.js')).stop(ctx, dataDirOf(self, 'write'), uuid, name, opts),
+    .action(async (uuid: string, name: string, opts: AppStopOptions, self: Command) =>
+      (await import('./action.js')).stop(ctx, dataDirOf(self, 'write'), uuid, name, opts),
     )
 }

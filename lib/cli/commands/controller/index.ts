@@ -12,7 +12,7 @@ export const controller: CommandSpec = {
   description: 'bind volume claims and reclaim released volumes in the background (one leader per data dir); status shows the lease',
   define: (cmd: Command, ctx: Context): void => {
     cmd
-      .addOption(new Option('--workers <n>', 'claim and volume workers each (the external-provisioner\'s threadiness)').argParser(count('--workers', 1)).default(4))
+      .addOption(new Option('--workers <n>', 'claim and volume workers each (the external provisioner\'s threadiness)').argParser(count('--workers', 1)).default(4))
       .addOption(durationOption('--resync <duration>', 'full relist of claims and volumes; between relists it reacts to changes at once', '15m'))
       .option('--exponential-backoff', 'per-object retry delay doubling from 1s up to 5m', true)
       .option('--no-exponential-backoff', 'retry failed objects every 1s')

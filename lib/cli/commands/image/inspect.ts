@@ -2,6 +2,7 @@
 import type { Command } from 'commander'
 import type { Context } from '../../context.js'
 import { addFormatOption, dataDirOf } from '../../options.js'
+import type { ImageInspectOptions } from './options.js'
 
 export const registerImageInspect = (image: Command, ctx: Context): void => {
   const cmd = image
@@ -10,5 +11,5 @@ export const registerImageInspect = (image: Command, ctx: Context): void => {
     .argument('<image>', 'NAME[:TAG], or a digest (12 or more of its hex digits)')
   addFormatOption(cmd, ctx, 'output format (table means key=value lines)')
     .addHelpText('after', '\nExamples:\n  $ podctl image inspect alpine:3\n  $ podctl image inspect 5a6f4a0a8cde --format json-pretty')
-    .action(async (text: string, opts: { format: string }, self: Command) => (await import('../../actions/image.js')).inspect(ctx, dataDirOf(self, 'read'), text, opts))
+    .action(async (text: string, opts: ImageInspectOptions, self: Command) => (await import('./action.js')).inspect(ctx, dataDirOf(self, 'read'), text, opts))
 }

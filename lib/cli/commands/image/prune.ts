@@ -2,6 +2,7 @@
 import type { Command } from 'commander'
 import type { Context } from '../../context.js'
 import { addFormatOption, dataDirOf } from '../../options.js'
+import type { ImagePruneOptions } from './options.js'
 
 export const registerImagePrune = (image: Command, ctx: Context): void => {
   const cmd = image
@@ -9,5 +10,5 @@ export const registerImagePrune = (image: Command, ctx: Context): void => {
     .description('delete images that have no name and no pod uses, the blobs and renders nothing uses, and what killed imports left; prints each image deleted')
   addFormatOption(cmd, ctx)
     .addHelpText('after', '\nExamples:\n  $ podctl image prune\n  $ podctl image prune --format json')
-    .action(async (opts: { format: string }, self: Command) => (await import('../../actions/image.js')).prune(ctx, dataDirOf(self, 'write'), opts))
+    .action(async (opts: ImagePruneOptions, self: Command) => (await import('./action.js')).prune(ctx, dataDirOf(self, 'write'), opts))
 }

@@ -2,7 +2,8 @@
 import type { Command } from 'commander'
 import type { Context } from '../../context.js'
 import { dataDirOf } from '../../options.js'
-import { addImportOptions, type ImageImportOptions } from './import.js'
+import { addImportOptions } from './import/index.js'
+import type { ImageImportOptions } from './import/options.js'
 
 export const registerImagePull = (image: Command, ctx: Context): void => {
   const cmd = image
@@ -11,5 +12,5 @@ export const registerImagePull = (image: Command, ctx: Context): void => {
     .argument('<ref>', 'what skopeo copies from: docker://NAME[:TAG], oci:DIR, docker-archive:FILE, …')
   addImportOptions(cmd)
     .addHelpText('after', '\nExamples:\n  $ podctl image pull docker://docker.io/library/alpine:3.20\n  $ podctl image pull docker://quay.io/podman/hello --name hello')
-    .action(async (ref: string, opts: ImageImportOptions, self: Command) => (await import('../../actions/image-import.js')).pullAction(ctx, dataDirOf(self, 'write'), ref, opts))
+    .action(async (ref: string, opts: ImageImportOptions, self: Command) => (await import('./import/action.js')).pullAction(ctx, dataDirOf(self, 'write'), ref, opts))
 }

@@ -2,6 +2,7 @@
 import type { Command } from 'commander'
 import type { Context } from '../../context.js'
 import { dataDirOf } from '../../options.js'
+import type { ImageRmOptions } from './options.js'
 
 export const registerImageRm = (image: Command, ctx: Context): void => {
   image
@@ -11,5 +12,5 @@ export const registerImageRm = (image: Command, ctx: Context): void => {
     .argument('<image...>', 'NAME[:TAG], or a digest (12 or more of its hex digits)')
     .option('-f, --force', 'remove the name even if pods use the image (the image stays until they are gone)')
     .addHelpText('after', '\nExamples:\n  $ podctl image rm alpine:3\n  $ podctl image rm --force web:v1 web:v2')
-    .action(async (texts: string[], opts: { force?: boolean }, self: Command) => (await import('../../actions/image.js')).rm(ctx, dataDirOf(self, 'write'), texts, opts))
+    .action(async (texts: string[], opts: ImageRmOptions, self: Command) => (await import('./action.js')).rm(ctx, dataDirOf(self, 'write'), texts, opts))
 }

@@ -10,5 +10,5 @@ export const registerImageTag = (image: Command, _ctx: Context): void => {
     .argument('<image>', 'NAME[:TAG], or a digest (12 or more of its hex digits)')
     .argument('<name>', 'the new NAME[:TAG]')
     .addHelpText('after', '\nExamples:\n  $ podctl image tag alpine:3 alpine:stable\n  $ podctl image tag 5a6f4a0a8cde registry.example.com/team/app:v2')
-    .action(async (text: string, name: string, _opts: unknown, self: Command) => (await import('../../actions/image.js')).tag(dataDirOf(self, 'write'), text, name))
+    .action(async (text: string, name: string, _opts: unknown, self: Command) => (await import('./action.js')).tag(dataDirOf(self, 'write'), text, name))
 }

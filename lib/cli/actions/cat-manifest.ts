@@ -1,9 +1,0 @@
-/** What `podctl cat-manifest` does. */
-import { podFromUUIDString } from '../../pod/pod.js'
-import type { Context } from '../context.js'
-
-/** Prints the manifest as stored (one line), or indented. */
-export const catManifest = (ctx: Context, dataDir: string, uuid: string, opts: { prettyPrint?: boolean }): void => {
-  const { raw, manifest } = podFromUUIDString(dataDir, uuid).podManifest()
-  ctx.io.out(opts.prettyPrint ? `${JSON.stringify(manifest, null, 2)}\n` : raw.endsWith('\n') ? raw : `${raw}\n`)
-}

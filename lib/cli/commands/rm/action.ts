@@ -1,0 +1,56 @@
+/** What `podctl rm` does. */
+import { PodctlError } from '../../../errors.js'
+import { dataDirExists } from '../../../pod/layout.js'
+import { removePod } from '../../../pod/gc.js'
+import { podFromUUIDString } from '../../../pod/pod.js'
+import type { PodState } from '../../../pod/state.js'
+import { Include, listPods } from '../../../pod/walk.js'
+import { readUUIDFromFile } from '../../../pod/uuid.js'
+import { stopPod } from '../../../run/stop.js'
+import { podTeardown } from '../../../runtime/pod-runtime.js'
+import type { Context } from '../../context.js'
+import { progressReporter } from '../../output.js'
+import { forEachArgument } from '../../report-error.js'
+import type { RmOptions } from './options.js'
+
+/** States in which a live process works on the pod: --all leaves them alone (rm of one names why). */
+const BUSY: ReadonlySet<PodState> = new Set(['running', 'preparing', 'deleting', 'exited deleting', 'embryo'])
+
+/** The pods `rm --all` removes: every one no live process is working on (with --force, running ones too, as podman's rm -af). */
+const idlePods = (dataDir: string, running: boolean): string[] => {
+  if (!dataDirExists(dataDir)) return []
+  return listPods(dataDir, Include.all).flatMap((p) => {
+    const idle = !BUSY.has(p.state) || (running && p.state === 'running')
+    p.close()
+    return idle ? [p.uuid] : []
+  })
+}
+
+/** Removes each pod (its volumes and its apps' image roots torn down first), printing its UUID; goes past a bad one. */
+export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: RmOptions): Promise<void> => {
+  const args = [...uuids]
+  if (opts.uuidFile !== undefined) args.push(readUUIDFromFile(opts.uuidFile))
+  if (opts.all) args.push(...idlePods(dataDir, opts.force === true))
+  const pods = [...new Set(args)]
+  if (pods.length === 0) {
+    if (opts.all) return // nothing to remove is not a failure
+    throw new PodctlError('EUSAGE', 'no pod given', 'usage: podctl rm UUID... [--uuid-file FILE] [--all]')
+  }
+  const progress = progressReporter(ctx.io, 'rm', true)
+  const teardown = podTeardown(dataDir)
+  await forEachArgument(
+    { ...ctx, io: progress.io },
+    pods,
+    async (arg) => {
+      let pod = podFromUUIDString(dataDir, arg)
+      if (opts.force && pod.state === 'running') {
+        await stopPod(pod, { force: true, timeoutMs: 0 })
+        pod = podFromUUIDString(dataDir, pod.uuid)
+      }
+      removePod(pod, teardown)
+      return `${pod.uuid}\n`
+    },
+    { onDone: (done) => progress.report(done, pods.length) },
+  )
+  progress.finish()
+}

@@ -1,0 +1,19 @@
+/** What `podctl run-prepared` does: a prepared pod, run in the foreground or detached (lib/cli/run-pod.ts). */
+import { podFromUUIDString } from '../../../pod/pod.js'
+import { runDetached } from '../../../run/detach.js'
+import { startPrepared } from '../../../run/start.js'
+import type { FleetRef } from '../../../storage/pod-claims.js'
+import type { Context } from '../../context.js'
+import { claimWait, detachedClaims, ownFailureIs125, supervise } from '../../run-pod.js'
+import type { RunPreparedOptions } from './options.js'
+
+/** podctl run-prepared: run a prepared pod. */
+export const runPrepared = async (ctx: Context, dataDir: string, uuid: string, opts: RunPreparedOptions, fleet?: FleetRef): Promise<void> => {
+  const pod = podFromUUIDString(dataDir, uuid)
+  if (opts.detach) {
+    ctx.io.out(`${await runDetached({ dataDir, uuid: pod.uuid, ...detachedClaims(opts), ...(fleet ? { fleet } : {}) })}\n`)
+    return
+  }
+  const started = await ownFailureIs125(async () => startPrepared(pod, claimWait(ctx, opts.timeout, fleet, opts.provisionersDir)))
+  ctx.state.exitCode = await supervise(started.pod, started.manifest)
+}
