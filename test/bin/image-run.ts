@@ -226,6 +226,7 @@ t.test("the pod's JSON (image digest, image_name, rootfs), list's APPS as name(i
   t.equal(listed.find((p) => p.uuid === named.uuid)?.apps[0]?.image, ALPINE, 'list --format json: the digest')
   const text = podctl(dir, ['status', named.uuid]).stdout
   t.match(text, /^app-alpine-image=alpine:3\napp-alpine-rootfs=overlay$/m)
+  t.match(text, /^runtime=.*\nrootfs=overlay$/m, 'the pod says how its apps\' roots are made')
   t.match(podctl(dir, ['status', byDigest.uuid]).stdout, new RegExp(`^app-app-image=${APP}\\napp-app-rootfs=overlay$`, 'm'))
   const prepared = podctl(dir, ['prepare', '--image', 'alpine:3', '--', 'true'])
   t.equal(prepared.status, 0, prepared.stderr)
@@ -407,6 +408,7 @@ t.test('a user that is not root runs an image pod rootless, its root a copy of t
   const st = statusJson(dir, r.uuid, who.opts)
   t.equal(appOf(st, 'alpine').rootfs, 'copy', 'rootfs=copy: no overlay without root')
   t.match(podctl(dir, ['status', r.uuid], who.opts).stdout, /^app-alpine-rootfs=copy$/m)
+  t.match(podctl(dir, ['status', r.uuid], who.opts).stdout, /^rootfs=copy$/m, 'and the pod says so, as CONTRACT §13 words it')
   t.strictSame(overlaysUnder(path.dirname(dir)), [])
   const copy = path.join(podDir(dir, r.uuid)!, 'apps', 'alpine', 'rootfs')
   t.equal(fs.readFileSync(path.join(copy, 'etc/os-release'), 'utf8'), 'changed\n', 'the write went to the copy')

@@ -15,6 +15,9 @@ export const statusLines = (v: PodView & { volumes?: VolumeView[] }, colour = fa
   if (v.started_at) lines.push(`started=${oneLine(String(v.started_at))}`)
   if (v.pid !== null) lines.push(`pid=${oneLine(String(v.pid))}`)
   if (v.runtime !== null) lines.push(`runtime=${oneLine(v.runtime)}`)
+  // CONTRACT §13: a pod of image apps says how their roots are made (`rootfs=copy` where overlayfs cannot be mounted); each app's line follows.
+  const rootfs = [...new Set(v.apps.flatMap((a) => (a.rootfs !== undefined ? [oneLine(a.rootfs)] : [])))]
+  if (rootfs.length > 0) lines.push(`rootfs=${rootfs.join(',')}`)
   lines.push(`exited=${v.state === 'exited' || v.state === 'exited garbage' || v.state === 'exited deleting'}`)
   for (const a of v.apps) {
     const name = oneLine(String(a.name))
