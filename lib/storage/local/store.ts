@@ -164,7 +164,8 @@ export class LocalStore implements ClaimStore {
   deleteVolume = async (v: Stored<PvRecord>): Promise<void> => deleteVolumeDir(this.dataDir, v.value.name)
   volumeEvent = async (v: Stored<PvRecord>, event: NewEvent): Promise<void> => void writeVolume(this.dataDir, withEventOf(v.value, event))
 
-  withLock<T>(kind: 'claim' | 'volume', name: string, waitMs: number | undefined, fn: (held: Held) => Promise<T>): Promise<T> {
+  // async: a lock that is busy (or a bad name) is a rejection, as the interface promises, not a throw before any promise exists.
+  async withLock<T>(kind: 'claim' | 'volume', name: string, waitMs: number | undefined, fn: (held: Held) => Promise<T>): Promise<T> {
     return kind === 'claim' ? this.#lock('claim', name, () => fn(undefined), waitMs) : withVolumeLock(this.dataDir, name, () => fn(undefined), waitMs)
   }
 
