@@ -296,6 +296,22 @@ const claimStoreSuite = (t: Test, makeWorld: WorldMaker): void => {
     t.equal((await b.createClaim('data')).class, defaults[0]?.name, "a new claim gets the winner's class")
   })
 
+  t.test('a class removed while a claim of it is made: never a claim whose class is gone', async (t) => {
+    const world = await makeWorld(t)
+    const a = await storeOf(t, world)
+    const b = await storeOf(t, world)
+    for (let round = 0; round < 5; round++) {
+      const cls = `cls-${round}`
+      await a.createClass(cls, { provisioner: EXEC })
+      const [removed, made] = await Promise.allSettled([a.removeClass(cls), b.createClaim(`claim-${round}`, { class: cls })])
+      const claim = await a.findClaim(`claim-${round}`)
+      const klass = await a.findClass(cls)
+      t.ok(claim === undefined || klass !== undefined, `round ${round}: no claim of a removed class (class rm ${removed.status}, claim create ${made.status})`)
+      t.equal(removed.status === 'fulfilled', klass === undefined, `round ${round}: the class is gone exactly when its removal succeeded`)
+      t.equal(made.status === 'fulfilled', claim !== undefined, `round ${round}: the claim exists exactly when its create succeeded`)
+    }
+  })
+
   t.test('watch tells of a claim made and removed by another store; the stop ends it', async (t) => {
     const world = await makeWorld(t)
     const s = await storeOf(t, world)
