@@ -6,7 +6,8 @@
  * Without the variable (always, outside tests) a failpoint costs one
  * environment lookup.
  */
-import { fsExtra } from '../fs/extra.js'
+import path from 'node:path'
+import { writeFileAtomic } from '../fs/atomic.js'
 import { sleepSync } from '../poll.js'
 
 export type FailpointStage = 'mounting' | 'set-up' | 'linked' | 'unmounting' | 'update-written'
@@ -15,6 +16,8 @@ export const failpoint = (stage: FailpointStage, volume: string): void => {
   const want = process.env.PODCTL_TEST_FAILPOINT
   if (want === undefined || (want !== stage && want !== `${stage}:${volume}`)) return
   const file = process.env.PODCTL_TEST_FAILPOINT_FILE
-  if (file) fsExtra().outputFileSync(file, `${process.pid} ${stage} ${volume}\n`)
+  // Written whole and then renamed into place: a test that saw the file
+  // empty would read pid 0, and kill(0) signals the test's own group.
+  if (file) writeFileAtomic(path.dirname(file), path.basename(file), `${process.pid} ${stage} ${volume}\n`)
   for (;;) sleepSync(1_000) // until the test kills us
 }
