@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { PodChangedStateError, PodctlError, errnoCode } from '../errors.js'
+import { PodChangedStateError, PodctlError, errnoCode, shortId } from '../errors.js'
 import type { PodManifest } from '../pod/manifest.js'
 import { AtomicWriter, payloadProblems, type Payload } from './atomic-writer.js'
 import { OperationExecutor, notMounted, type OperationOptions } from './executor.js'
@@ -14,8 +14,6 @@ import { failpoint } from './failpoint.js'
 import { podVolumeRel } from './layout.js'
 import { resolveInside } from '../fs/inside.js'
 import { readVolumeState } from './state.js'
-
-const short = (uuid: string): string => uuid.slice(0, 8)
 
 /** The pod as updates need it (lib/pod/pod.ts's Pod). */
 export interface UpdatablePod {
@@ -93,12 +91,12 @@ export const payloadFromSources = (src: PayloadSources): Payload => {
 export const updateFilesVolume = (pod: UpdatablePod, volume: string, payload: Payload, opts: OperationOptions = { wait: true }): { changed: boolean } => {
   pod.refresh()
   if (pod.state !== 'running') {
-    throw new PodctlError('EBADSTATE', `pod ${short(pod.uuid)} is ${pod.state}; files volumes are updated only while the pod runs`)
+    throw new PodctlError('EBADSTATE', `pod ${shortId(pod.uuid)} is ${pod.state}; files volumes are updated only while the pod runs`)
   }
   const v = pod.podManifest().manifest.volumes?.find((x) => x.name === volume)
-  if (!v) throw new PodctlError('ENOVOLUME', `pod ${short(pod.uuid)} has no volume named ${JSON.stringify(volume)}`, `see podctl status ${short(pod.uuid)}`)
+  if (!v) throw new PodctlError('ENOVOLUME', `pod ${shortId(pod.uuid)} has no volume named ${JSON.stringify(volume)}`, `see podctl status ${shortId(pod.uuid)}`)
   if (v.kind !== 'files') {
-    throw new PodctlError('EUSAGE', `volume "${volume}" of pod ${short(pod.uuid)} is a${v.kind === 'empty' ? 'n' : ''} ${v.kind} volume; only files volumes are updated with podctl volume update`)
+    throw new PodctlError('EUSAGE', `volume "${volume}" of pod ${shortId(pod.uuid)} is a${v.kind === 'empty' ? 'n' : ''} ${v.kind} volume; only files volumes are updated with podctl volume update`)
   }
   const problems = payloadProblems(payload.keys())
   if (problems.length > 0) throw new PodctlError('EUSAGE', `invalid file paths: ${problems.map((p) => `${JSON.stringify(p.path)}: ${p.problem}`).join('; ')}`)
@@ -107,7 +105,7 @@ export const updateFilesVolume = (pod: UpdatablePod, volume: string, payload: Pa
     if (rec?.phase !== 'mounted') throw notMounted(pod.uuid, volume, rec?.phase)
     const dir = resolveInside(pod.path, podVolumeRel(volume))
     if (dir === undefined || !fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
-      throw new PodctlError('EFAILED', `volume "${volume}" of pod ${short(pod.uuid)} is not a directory any more (${path.join(pod.path, podVolumeRel(volume))}); podctl does not follow what replaced it`)
+      throw new PodctlError('EFAILED', `volume "${volume}" of pod ${shortId(pod.uuid)} is not a directory any more (${path.join(pod.path, podVolumeRel(volume))}); podctl does not follow what replaced it`)
     }
     try {
       const changed = new AtomicWriter(dir).write(payload)
@@ -116,7 +114,7 @@ export const updateFilesVolume = (pod: UpdatablePod, volume: string, payload: Pa
     } catch (er) {
       // The pod dir moved (its supervisor died and gc marked it): say so.
       if (errnoCode(er) === 'ENOENT' && !fs.existsSync(pod.path)) {
-        throw new PodChangedStateError(pod.uuid, `pod ${short(pod.uuid)} changed state while volume "${volume}" was being updated`)
+        throw new PodChangedStateError(pod.uuid, `pod ${shortId(pod.uuid)} changed state while volume "${volume}" was being updated`)
       }
       throw er
     }
