@@ -99,10 +99,14 @@ t.test('--pids-limit 64 bounds a fork loop: forks fail, and the pod never holds 
   const up = podctl(dir, ['run', '--detach', '--isolation', 'namespaces', '--pids-limit', '64', '--', 'sh', '-c', 'sh -c "for i in \\$(seq 200); do sleep 300 & done"; echo "loop=$?"; exec sleep 300'])
   t.equal(up.status, 0, up.stderr)
   const uuid = up.stdout.trim()
-  await pollUntil('the fork loop to end', () => podctl(dir, ['logs', uuid]).stdout.includes('loop='))
-  const logs = podctl(dir, ['logs', uuid]).stdout
+  // The app's stdout and stderr are two pipes, read as they come: the shell's error (written in two
+  // pieces by dash) and the loop's line may interleave in the log, so each is looked for on its own.
+  const logs = await pollUntil('the fork loop to end and its error to be logged', () => {
+    const out = podctl(dir, ['logs', uuid]).stdout
+    return out.includes('loop=') && /Cannot fork/i.test(out) ? out : undefined
+  })
   t.match(logs, /Cannot fork/i, 'the shell could not fork')
-  t.match(logs, /^loop=2$/m, 'and the loop failed')
+  t.match(logs, /loop=2$/m, 'and the loop failed')
   // The pod's cgroup holds its infra too (a shell and the reader of its pipe), on top of the apps' 64.
   t.equal(cgroupNumber('pids', uuid, 'pids.max'), 64 + 2, "the pod's cgroup has the limit, and room for its infra's two processes")
   const current = cgroupNumber('pids', uuid, 'pids.current')
