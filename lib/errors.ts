@@ -122,7 +122,7 @@ export const isNotFound = (er: unknown): boolean => {
   return code === 'ENOENT' || code === 'ENOTDIR'
 }
 
-/** `fn()`, or undefined when what it reads is not there (rimraf's ignore-enoent): any other error is thrown. */
+/** `fn()`, or undefined when what it reads is not there (ENOENT or ENOTDIR): any other error is thrown. */
 export const unlessNotFound = <T>(fn: () => T): T | undefined => {
   try {
     return fn()

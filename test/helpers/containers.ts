@@ -1,12 +1,12 @@
 // Whether this machine can run isolated pods (CONTRACT §12): an OCI
 // runtime and the default seccomp profile. Tests that need them say why
 // they cannot run instead of failing where the parts are missing.
-import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { findRuntime } from '../../lib/runtime/runtime.js'
-import { podctl, type RunOptions } from './cli-util.js'
+import { podctl } from './cli-util.js'
+import type { Who } from './oci-util.js'
 import type { Test } from './common.js'
 import { alive, allPids } from './run-util.js'
 import { containersCommonProfile } from '../../lib/runtime/seccomp.js'
@@ -22,27 +22,8 @@ export const containersMissing = (): string | undefined => {
   }
 }
 
-export const TEST_USER = 'podctl-iso'
-
-export interface Who {
-  name: string
-  opts: RunOptions
-  uid: number
-  gid: number
-}
-
-/** The unprivileged user of the second half, made if missing; or why there is none. */
-export const unprivileged = (): Who | string => {
-  if (process.getuid?.() !== 0) return 'the tests do not run as root, so they cannot make a user to run as'
-  const id = (flag: string): number => Number(spawnSync('id', [flag, TEST_USER], { encoding: 'utf8' }).stdout.trim())
-  if (spawnSync('id', [TEST_USER]).status !== 0) {
-    const r = spawnSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', TEST_USER], { encoding: 'utf8' })
-    if (r.error || r.status !== 0) return `useradd ${TEST_USER} failed: ${r.error?.message ?? r.stderr.trim()}`
-  }
-  const uid = id('-u')
-  const gid = id('-g')
-  return { name: `as the unprivileged user ${TEST_USER}`, uid, gid, opts: { uid, gid, cwd: '/' } }
-}
+// The unprivileged user is oci-util.ts's; re-exported for the suites that import it from here.
+export { TEST_USER, unprivileged, type Who } from './oci-util.js'
 
 /** A data dir the user owns, in a sticky /tmp (CONTRACT §10 trusts it). */
 export const dataDirFor = (t: Test, who: Who): string => {
