@@ -8,7 +8,7 @@ import path from 'node:path'
 import { unlessNotFound } from '../errors.js'
 import { lockHeldAt, lockOwnerAt, tryLockAt, type HeldLock } from '../lock/lock.js'
 import type { Owner } from '../lock/owner.js'
-import { isWriteRefused, locksDir, notWritable } from './layout.js'
+import { isWriteRefused, locksDir, notWritable, podPath } from './layout.js'
 
 export const lockPath = (dataDir: string, uuid: string): string => path.join(locksDir(dataDir), uuid)
 
@@ -17,6 +17,10 @@ export const manifestLockPath = (dataDir: string, uuid: string): string => `${lo
 
 /** Whether a live process holds the pod's lock. One readlink, one /proc read. */
 export const isLocked = (dataDir: string, uuid: string): boolean => lockHeldAt(lockPath(dataDir, uuid))
+
+/** Whether the pod is running (CONTRACT §2): its directory in run/ and its lock held by a live process. */
+export const isRunning = (dataDir: string, uuid: string): boolean =>
+  fs.lstatSync(podPath(dataDir, 'run', uuid), { throwIfNoEntry: false })?.isDirectory() === true && isLocked(dataDir, uuid)
 
 /** The owner record of the pod's lock, if it is held (or was, by a podctl process that died). */
 export const lockOwner = (dataDir: string, uuid: string): Owner | undefined => lockOwnerAt(lockPath(dataDir, uuid))

@@ -17,7 +17,7 @@
 import type { Cluster, Guard, Write } from '../../cluster/client.js'
 import { KEYS } from '../../cluster/keys.js'
 import { PodctlError } from '../../errors.js'
-import { isLocked } from '../../pod/locks.js'
+import { isLocked, isRunning } from '../../pod/locks.js'
 import { NAME_RE } from '../../pod/manifest.js'
 import { CLAIM, CLAIM_UID_RE, type VolumeClaim } from '../claims.js'
 import { listObjects } from '../objects.js'
@@ -63,10 +63,17 @@ export const readAttachment = async (cluster: Cluster, c: VolumeClaim): Promise<
 /** The pods of other nodes than `node` that use the claim. */
 export const usersOf = (a: Attachment, node: string): ClaimUser[] => Object.entries(a.nodes).flatMap(([n, e]) => (n === node ? [] : e.pods.map((pod) => ({ pod, node: n }))))
 
-/** `node`'s entry from its data dir: `pods` (default: those that name claim `name`), running those whose lock a live process holds, and `starting`. */
-export const localEntry = (dataDir: string, name: string, starting?: string, pods = podsUsingClaim(dataDir, name)): Entry => {
+/**
+ * `node`'s entry from its data dir: `pods` (default: those that name claim
+ * `name`) and, as running, `starting` and those that run. A pod still
+ * preparing or prepared counts only when the record already says it runs
+ * (`attached`: attach wrote it before the pod moved to run/), so that a
+ * pod refused while it prepares is never published as running.
+ */
+export const localEntry = (dataDir: string, name: string, attached: readonly string[], starting?: string, pods = podsUsingClaim(dataDir, name)): Entry => {
   const all = [...new Set([...pods, ...(starting === undefined ? [] : [starting])])].sort()
-  return { pods: all, running: all.filter((u) => u === starting || isLocked(dataDir, u)) }
+  const runs = (u: string): boolean => u === starting || (attached.includes(u) ? isLocked(dataDir, u) : isRunning(dataDir, u))
+  return { pods: all, running: all.filter(runs) }
 }
 
 /** The write that gives `node` entry `e` in `a` (none when it lists no pod; the record goes with its last entry). */
@@ -100,11 +107,11 @@ export const reconcileAttachments = async (cluster: Cluster, node: string, dataD
   // The pods' manifests are read only on a node that has something to say.
   const pods = names.size > 0 ? using() : new Map<string, string[]>()
   for (const name of names) {
-    const want = localEntry(dataDir, name, undefined, pods.get(name) ?? [])
+    const want = (a: Attachment | undefined): Entry => localEntry(dataDir, name, a?.nodes[node]?.running ?? [], undefined, pods.get(name) ?? [])
     const a = recorded.get(name)
-    if (a === null || same(a?.nodes[node], want) || (a === undefined && want.pods.length === 0)) continue
-    // A changed record is looked at again at the next publish.
-    await rewrite(cluster, name, node, () => want, a?.uid ?? copies.get(name))
+    if (a === null || same(a?.nodes[node], want(a)) || (a === undefined && want(a).pods.length === 0)) continue
+    // Worked out again from the record the write is guarded by; a changed record is looked at again at the next publish.
+    await rewrite(cluster, name, node, want, a?.uid ?? copies.get(name))
   }
 }
 

@@ -73,7 +73,7 @@ export const attach = async (store: FleetStore, name: string, pod: string): Prom
       // A lost node's pods hold nothing, unless it comes back before this is written.
       guards.push({ key: `${KEYS.nodes}${node}`, created: '0' })
     }
-    if (await store.cluster.commit(guards, [withEntry(a, store.node, localEntry(store.dataDir, name, pod))])) return
+    if (await store.cluster.commit(guards, [withEntry(a, store.node, localEntry(store.dataDir, name, a.nodes[store.node]?.running ?? [], pod))])) return
     await sleep(backoffMs(tries, { minMs: 50, maxMs: 500 }))
   }
   throw new Conflict(`volume claim ${name}`)
