@@ -66,6 +66,8 @@ const readText = (p: string | undefined): string | undefined => {
   }
 }
 
+const ctimeMs = (p: string | undefined): number | undefined => (p === undefined ? undefined : fs.statSync(p, { throwIfNoEntry: false })?.ctimeMs)
+
 const readNumber = (p: string | undefined): number | undefined => {
   const t = readText(p)?.trim()
   return t !== undefined && /^\d+$/.test(t) ? Number(t) : undefined
@@ -87,6 +89,8 @@ const V1_UNLIMITED = 2 ** 62
 export interface CgroupUsage {
   /** CPU time used so far, in nanoseconds. */
   cpuNanos: number
+  /** When the cgroup was made (its directory's ctime, which nothing changes later), in ms: all of cpuNanos was used since. */
+  createdMs: number | undefined
   /** Memory in use, less the inactive file cache (what docker and podman show). */
   memoryBytes: number
   /** The memory limit, or null for none. */
@@ -104,6 +108,7 @@ export const cgroupUsage = (cgroupPath: string, l: CgroupLayout = layout()): Cgr
     const stat = keyed(readText(path.join(dir, 'memory.stat')))
     return {
       cpuNanos: (keyed(readText(path.join(dir, 'cpu.stat'))).get('usage_usec') ?? 0) * 1000,
+      createdMs: ctimeMs(dir),
       memoryBytes: Math.max(0, current - (stat.get('inactive_file') ?? 0)),
       memoryLimitBytes: readNumber(path.join(dir, 'memory.max')) ?? null,
       pids: readNumber(path.join(dir, 'pids.current')) ?? 0,
@@ -119,6 +124,7 @@ export const cgroupUsage = (cgroupPath: string, l: CgroupLayout = layout()): Cgr
   const pids = dirOf(l.v1.get('pids'), cgroupPath)
   return {
     cpuNanos: readNumber(cpu && path.join(cpu, 'cpuacct.usage')) ?? 0,
+    createdMs: ctimeMs(cpu),
     memoryBytes: Math.max(0, usage - (stat.get('total_inactive_file') ?? 0)),
     memoryLimitBytes: limit === undefined || limit >= V1_UNLIMITED ? null : limit,
     pids: readNumber(pids && path.join(pids, 'pids.current')) ?? 0,

@@ -1,8 +1,9 @@
 /**
  * What the apps of running isolated pods use (CONTRACT §12, podman pod
  * stats): CPU, memory and processes, read from each app container's
- * cgroup. A first sample gives CPU use averaged since the app started; a
- * later one, since the sample before it.
+ * cgroup. A first sample gives CPU use averaged since the app's cgroup
+ * was made (the runtime's set-up counts in it too, so the app's start
+ * would be too late a base); a later one, since the sample before it.
  */
 import { cgroupUsage } from '../proc/cgroups.js'
 import type { Pod } from '../pod/pod.js'
@@ -41,7 +42,7 @@ export const sampleStats = (pods: readonly Pod[], marks: CpuMarks = new Map(), n
         out.push({ uuid: pod.uuid, app: a.name, cpu_percent: null, memory_bytes: null, memory_limit_bytes: null, pids: null })
         continue
       }
-      const before = marks.get(key) ?? { cpuNanos: 0, at: a.started_at ? Date.parse(a.started_at) : now }
+      const before = marks.get(key) ?? { cpuNanos: 0, at: u.createdMs ?? (a.started_at ? Date.parse(a.started_at) : now) }
       const wallNanos = Math.max(1, now - before.at) * 1e6
       marks.set(key, { cpuNanos: u.cpuNanos, at: now })
       out.push({

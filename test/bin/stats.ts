@@ -5,6 +5,7 @@
 // Ctrl-C. Host pods have no cgroups: not listed, and refused by UUID (4).
 import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
+import os from 'node:os'
 import path from 'node:path'
 import { argvFor, launcher, podctl, type RunOptions } from '../helpers/cli-util.js'
 import { containersMissing } from '../helpers/containers.js'
@@ -85,6 +86,8 @@ t.test('stats of running isolated pods', { skip }, async (t) => {
       t.strictSame(Object.keys(x).sort(), ['app', 'cpu_percent', 'memory_bytes', 'memory_limit_bytes', 'pids', 'uuid'], `${x.app}: the keys of CONTRACT §12`)
       t.ok([a, b].includes(x.uuid), 'the full UUID')
       t.ok(typeof x.cpu_percent === 'number' && x.cpu_percent >= 0, 'cpu_percent a number')
+      // The first sample's base is the cgroup's birth, before the runtime's set-up used any CPU in it.
+      t.ok(x.cpu_percent! <= 100 * os.availableParallelism(), `${x.app}: ${x.cpu_percent}% is no more than every core busy`)
       t.ok(Number.isInteger(x.memory_bytes) && x.memory_bytes! > 0, 'memory_bytes a count of bytes')
       t.ok(Number.isInteger(x.pids) && x.pids! >= 1, 'pids a count')
     }
