@@ -1,4 +1,5 @@
-// The doc-test: every `$ podctl …` session in README.md and
+// The doc-test (its pages shared among the files test/doc/doctest-*.ts,
+// which tap runs at once): every `$ podctl …` session in README.md and
 // Documentation/ runs in a real bash against a scratch data dir, and what
 // it prints (stdout and stderr, as a terminal shows them) is compared with
 // what the page says. What differs from run to run is matched by the
@@ -283,61 +284,66 @@ const docPages = (): string[] => {
 
 // DOCTEST_PAGES=list.md,rm.md runs only pages whose path ends so (while converting a page).
 const only = process.env.DOCTEST_PAGES?.split(',').filter(Boolean)
-const pages = docPages()
-  .filter((f) => !only || only.some((o) => f.endsWith(o)))
-  .map((f) => parsePage(path.relative(ROOT, f), fs.readFileSync(f, 'utf8')))
 
-for (const page of pages) {
-  const count = page.sessions.filter((s) => !s.hidden).length
-  if (count === 0 && page.skipped.length === 0) continue
-  t.test(page.file, { skip: page.skip ?? false }, async (t) => {
-    const data = dataDir(t, { layout: false })
-    const cwd = path.dirname(data)
-    const bin = path.join(cwd, '.doctest-bin')
-    fs.mkdirSync(bin, { recursive: true })
-    // Without tap's NODE_OPTIONS (processinfo puts its loader back into every child's environment, bash's too), as test/helpers/cli-util.ts runs podctl.
-    fs.writeFileSync(path.join(bin, 'podctl'), `#!/bin/sh\nexec /usr/bin/env -u NODE_OPTIONS ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 })
-    const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}`, PODCTL_DIR: data, HOME: cwd }
-    for (const k of ['NODE_OPTIONS', 'FORCE_COLOR', 'NO_COLOR']) delete env[k]
-    const shell = new Shell(cwd, env)
-    t.teardown(() => shell.close())
-    const docUuids = new UuidTable()
-    const realUuids = new UuidTable()
-    // A process id the page printed, typed in a command (kill -9 4242), stands for the real one printed there.
-    const realPids = new Map<string, string>()
-    // The page's /tmp/doc is this test's directory (and /tmp/doc/data its data dir): never a real /tmp/doc.
-    const toDoc = (s: string): string => s.split(cwd).join('/tmp/doc')
-    if (data !== path.join(cwd, 'data')) throw new Error(`the data dir must be <cwd>/data, not ${data}`)
-    for (const r of page.skipped) t.comment(`line ${r.line}: not run: ${r.reason}`)
-    for (const session of page.sessions) {
-      for (const step of session.steps) {
-        // The page's UUIDs and prefixes in the command stand for the real ones.
-        const real = (doc: string): string | undefined => {
-          const i = docUuids.order.findIndex((u) => u.startsWith(doc))
-          return i < 0 ? undefined : realUuids.order[i]?.slice(0, doc.length)
+/** Registers the tests of share `n` (from 1) of `of` of the doc pages: every `of`-th page, so that each file takes about as long. */
+export const docTest = (n: number, of: number): void => {
+  const pages = docPages()
+    .filter((_, i) => i % of === n - 1)
+    .filter((f) => !only || only.some((o) => f.endsWith(o)))
+    .map((f) => parsePage(path.relative(ROOT, f), fs.readFileSync(f, 'utf8')))
+  if (pages.length === 0) t.pass('no page asked for (DOCTEST_PAGES) is in this share')
+  for (const page of pages) {
+    const count = page.sessions.filter((s) => !s.hidden).length
+    if (count === 0 && page.skipped.length === 0) continue
+    t.test(page.file, { skip: page.skip ?? false }, async (t) => {
+      const data = dataDir(t, { layout: false })
+      const cwd = path.dirname(data)
+      const bin = path.join(cwd, '.doctest-bin')
+      fs.mkdirSync(bin, { recursive: true })
+      // Without tap's NODE_OPTIONS (processinfo puts its loader back into every child's environment, bash's too), as test/helpers/cli-util.ts runs podctl.
+      fs.writeFileSync(path.join(bin, 'podctl'), `#!/bin/sh\nexec /usr/bin/env -u NODE_OPTIONS ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 })
+      const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}`, PODCTL_DIR: data, HOME: cwd }
+      for (const k of ['NODE_OPTIONS', 'FORCE_COLOR', 'NO_COLOR']) delete env[k]
+      const shell = new Shell(cwd, env)
+      t.teardown(() => shell.close())
+      const docUuids = new UuidTable()
+      const realUuids = new UuidTable()
+      // A process id the page printed, typed in a command (kill -9 4242), stands for the real one printed there.
+      const realPids = new Map<string, string>()
+      // The page's /tmp/doc is this test's directory (and /tmp/doc/data its data dir): never a real /tmp/doc.
+      const toDoc = (s: string): string => s.split(cwd).join('/tmp/doc')
+      if (data !== path.join(cwd, 'data')) throw new Error(`the data dir must be <cwd>/data, not ${data}`)
+      for (const r of page.skipped) t.comment(`line ${r.line}: not run: ${r.reason}`)
+      for (const session of page.sessions) {
+        for (const step of session.steps) {
+          // The page's UUIDs and prefixes in the command stand for the real ones.
+          const real = (doc: string): string | undefined => {
+            const i = docUuids.order.findIndex((u) => u.startsWith(doc))
+            return i < 0 ? undefined : realUuids.order[i]?.slice(0, doc.length)
+          }
+          const command = step.command
+            .replace(UUID, (u) => real(u) ?? u)
+            .replace(/(?<![-0-9a-f])[0-9a-f]{4,35}(?![-0-9a-f])/g, (w) => real(w) ?? w)
+            .replace(/(?<![-\w])\d+(?![-\w])/g, (n) => realPids.get(n) ?? n)
+          const raw = await shell.run(command.split('/tmp/doc').join(cwd))
+          if (raw === undefined) {
+            t.fail(`line ${session.line}: $ ${step.command}: did not end within 30 s (a command that waits belongs in a skipped block)`)
+            return
+          }
+          const out = toDoc(raw)
+          const actualLines = out === '' ? [] : out.split('\n')
+          if (session.hidden && step.expected.length === 0) {
+            actualLines.forEach((l) => normalize(l, realUuids))
+            continue
+          }
+          const wantPids = processIds(step.expected)
+          const gotPids = processIds(actualLines)
+          if (wantPids.pids.length === gotPids.pids.length) wantPids.pids.forEach((p, i) => realPids.set(p, gotPids.pids[i]!))
+          const want = wantPids.lines.map((l) => normalize(l, docUuids))
+          const got = gotPids.lines.map((l) => normalize(l, realUuids))
+          t.ok(matches(want, got), `line ${session.line}: $ ${step.command}`, { expected: step.expected.join('\n'), actual: out, command })
         }
-        const command = step.command
-          .replace(UUID, (u) => real(u) ?? u)
-          .replace(/(?<![-0-9a-f])[0-9a-f]{4,35}(?![-0-9a-f])/g, (w) => real(w) ?? w)
-          .replace(/(?<![-\w])\d+(?![-\w])/g, (n) => realPids.get(n) ?? n)
-        const raw = await shell.run(command.split('/tmp/doc').join(cwd))
-        if (raw === undefined) {
-          t.fail(`line ${session.line}: $ ${step.command}: did not end within 30 s (a command that waits belongs in a skipped block)`)
-          return
-        }
-        const out = toDoc(raw)
-        const actualLines = out === '' ? [] : out.split('\n')
-        if (session.hidden && step.expected.length === 0) {
-          actualLines.forEach((l) => normalize(l, realUuids))
-          continue
-        }
-        const wantPids = processIds(step.expected)
-        const gotPids = processIds(actualLines)
-        if (wantPids.pids.length === gotPids.pids.length) wantPids.pids.forEach((p, i) => realPids.set(p, gotPids.pids[i]!))
-        const want = wantPids.lines.map((l) => normalize(l, docUuids))
-        const got = gotPids.lines.map((l) => normalize(l, realUuids))
-        t.ok(matches(want, got), `line ${session.line}: $ ${step.command}`, { expected: step.expected.join('\n'), actual: out, command })
       }
-    }
-  })
+    })
+  }
 }

@@ -1,0 +1,4 @@
+// Share 1 of 3 of the doc-test's pages (test/helpers/doctest.ts).
+import { docTest } from '../helpers/doctest.js'
+
+docTest(1, 3)
