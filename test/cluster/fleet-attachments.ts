@@ -14,6 +14,7 @@ import { Cluster } from '../../lib/cluster/client.js'
 import { pollUntil, STACK_RE, type Test } from '../helpers/common.js'
 import { podctl, podctlAsync, startPodctl } from '../helpers/cli-util.js'
 import { etcdMissing, startEtcd } from '../helpers/etcd.js'
+import { sharedProvisioner } from '../helpers/fleet-util.js'
 import { dataDir } from '../helpers/run-util.js'
 
 const NODES = ['na', 'nb'] as const
@@ -22,42 +23,11 @@ interface Attachment {
   nodes: Record<string, { pods: string[]; running: string[] }>
 }
 
-/**
- * An exec provisioner `shared` whose volumes are directories of one
- * "shared storage" directory, which both nodes reach: what a claim needs
- * to be usable on either node.
- */
-const sharedProvisioner = (dir: string): string => {
-  const shared = path.join(dir, 'shared')
-  fs.mkdirSync(shared)
-  const program = path.join(dir, 'provisioner.sh')
-  fs.writeFileSync(
-    program,
-    `#!/bin/sh
-input=$(cat)
-name=$(printf '%s' "$input" | sed -n 's/.*"\\(volume_\\)\\{0,1\\}name":"\\(pvc-[^"]*\\)".*/\\2/p')
-[ -n "$name" ] || { echo "no volume name in the request" >&2; exit 1; }
-if [ "$1" = provision ]; then
-  mkdir -p ${shared}/$name
-  printf '{"path":"${shared}/%s","capacity_bytes":1048576}\\n' "$name"
-else
-  rm -rf ${shared}/$name
-  echo '{}'
-fi
-`,
-    { mode: 0o755 },
-  )
-  const provisioners = path.join(dir, 'provisioners')
-  fs.mkdirSync(provisioners, { mode: 0o755 })
-  fs.symlinkSync(program, path.join(provisioners, 'shared'))
-  return provisioners
-}
-
 /** A fleet of two nodes on a one-member etcd, each running its controller; commands as either node; the attachment records as etcd holds them. */
 const twoNodes = async (t: Test) => {
   const etcd = await startEtcd(t, 1)
   const dirs = NODES.map(() => dataDir(t))
-  const provisioners = sharedProvisioner(dataDir(t))
+  const provisioners = sharedProvisioner(dataDir(t)).dir
   const manifests = dataDir(t)
   const fleet = (i: number, args: string[]) => podctl(dirs[i]!, ['--cluster', etcd.endpoints, '--node', NODES[i]!, ...args])
   const cluster = await Cluster.open({ endpoints: etcd.endpoints.split(','), prefix: '/podctl/' })
