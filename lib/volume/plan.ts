@@ -1,11 +1,8 @@
 /**
- * The mount plan of a pod: where each app sees each volume, which mounts
- * are nested under another mount, and in what order volumes must be set
- * up. Apps are host processes, so a mount is a symlink at
- * `<app root>/<mount path>`; a mount below another mount of the same app
- * cannot be a link in the app root (the parent path is itself a link into
- * the parent volume), so its mount point is made inside the parent volume,
- * as kubelet's MakeNestedMountpoints does (seed 000). Pure: no I/O.
+ * The mount plan of a pod: where each app sees each volume, the mounts nested
+ * under another mount of the same app (whose mount point is made inside the
+ * parent volume, as kubelet's MakeNestedMountpoints does), and the order
+ * volumes are set up in (Documentation/devel/volumes.md). Pure: no I/O.
  */
 import path from 'node:path'
 import type { ManifestProblem, PodManifest, Volume } from '../pod/manifest.js'
@@ -18,7 +15,6 @@ export interface PlannedMount {
   volume: string
   /** Normalized absolute mount path. */
   path: string
-  readOnly: boolean
   /** Set when the mount is below another mount of the same app. */
   parent?: { volume: string; at: string; path: string; rel: string }
 }
@@ -46,14 +42,10 @@ export const planMounts = (m: PodManifest): PlannedMount[] => {
       at: `apps[${i}].mounts[${j}]`,
       volume: mt.volume,
       path: normalizeMountPath(mt.path),
-      readOnly: mt.readOnly === true,
     }))
     for (const pm of mine) {
-      // The innermost mount of this app that contains this one.
-      let best: PlannedMount | undefined
-      for (const other of mine) {
-        if (other !== pm && under(pm.path, other.path) && (!best || other.path.length > best.path.length)) best = other
-      }
+      // The innermost mount of this app that contains this one (the first of equals: sort is stable).
+      const best = mine.filter((o) => o !== pm && under(pm.path, o.path)).sort((x, y) => y.path.length - x.path.length)[0]
       if (best) pm.parent = { volume: best.volume, at: best.at, path: best.path, rel: pm.path.slice(best.path.length + 1) }
     }
     out.push(...mine)
@@ -73,18 +65,12 @@ export const mountPoints = (plan: PlannedMount[]): MountPoint[] => {
   return [...byLink.values()]
 }
 
-/**
- * Problems of the mount plan of a manifest that is otherwise valid:
- * nesting under a volume that cannot hold mount points, a volume nested
- * in itself, two mounts that need the same place in a shared volume, and
- * nesting cycles.
- */
+/** Problems of the mount plan of an otherwise valid manifest: bad nesting, two mounts in one place, nesting cycles. */
 export const mountProblems = (m: PodManifest): ManifestProblem[] => {
   const problems: ManifestProblem[] = []
   const kinds = new Map<string, Volume['kind']>((m.volumes ?? []).map((v) => [v.name, v.kind]))
-  const plan = planMounts(m)
   const nested: PlannedMount[] = []
-  for (const pm of plan) {
+  for (const pm of planMounts(m)) {
     if (!pm.parent) continue
     const where = `${pm.at}.path`
     const pk = kinds.get(pm.parent.volume)
@@ -138,29 +124,21 @@ const nestingCycle = (nested: PlannedMount[]): { at: string; volumes: string[] }
     for (const pm of edges.get(v) ?? []) {
       const s = state.get(pm.volume)
       if (s === 'open') return { at: pm.at, volumes: [...stack.slice(stack.indexOf(pm.volume)), pm.volume] }
-      if (s === undefined) {
-        const c = visit(pm.volume)
-        if (c) return c
-      }
+      const c = s === undefined ? visit(pm.volume) : undefined
+      if (c) return c
     }
     stack.pop()
     state.set(v, 'done')
     return undefined
   }
   for (const v of edges.keys()) {
-    if (state.get(v) === undefined) {
-      const c = visit(v)
-      if (c) return c
-    }
+    const c = state.has(v) ? undefined : visit(v)
+    if (c) return c
   }
   return undefined
 }
 
-/**
- * The pod's volumes in the order they are set up: a volume before every
- * volume nested in it (torn down in reverse). Needs a manifest without
- * mount problems.
- */
+/** The volumes of a manifest without mount problems in set-up order: a volume before those nested in it. */
 export const setUpOrder = (m: PodManifest): string[] => {
   const vols = (m.volumes ?? []).map((v) => v.name)
   const parentsOf = new Map<string, Set<string>>()
@@ -169,14 +147,12 @@ export const setUpOrder = (m: PodManifest): string[] => {
       parentsOf.set(pm.volume, (parentsOf.get(pm.volume) ?? new Set()).add(pm.parent.volume))
     }
   }
-  const out: string[] = []
-  const placed = new Set<string>()
+  const out = new Set<string>()
   const place = (v: string, depth: number): void => {
-    if (placed.has(v) || depth > vols.length) return
+    if (out.has(v) || depth > vols.length) return
     for (const p of parentsOf.get(v) ?? []) place(p, depth + 1)
-    placed.add(v)
-    out.push(v)
+    out.add(v)
   }
   for (const v of vols) place(v, 0)
-  return out
+  return [...out]
 }
