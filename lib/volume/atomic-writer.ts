@@ -1,12 +1,8 @@
 /**
- * Kubernetes' AtomicWriter: projects a set of files into a directory so that
- * a reader sees either the old set or the new one, never a mix. One
- * version's files live in a timestamped directory that `..data` links to,
- * and each top-level name links through `..data`; an update swaps `..data`
- * with one rename(2). Steps (1) to (11) are Documentation/devel/volumes.md's.
- * Names starting with ".." are the writer's own. Callers serialize writes
- * (the operation executor does). Nothing it reads or removes is reached
- * through a link it did not make.
+ * Kubernetes' AtomicWriter: a reader of the directory sees the old set of files or the new one, never a
+ * mix, as an update swaps the `..data` link with one rename(2) (steps 1 to 11 of Documentation/devel/volumes.md).
+ * Names starting with ".." are the writer's own; callers serialize writes (the operation executor does).
+ * Nothing it reads or removes is reached through a link it did not make.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -19,14 +15,10 @@ export const DATA_DIR_NAME = '..data'
 export const NEW_DATA_DIR_NAME = '..data_tmp'
 /** Default mode of a projected file. */
 export const DEFAULT_FILE_MODE = 0o644
-/**
- * The kubelet's mode for a projected volume's directories: the files are for
- * the pod's apps, whoever they run as, and each file's mode says who reads
- * it. Who reaches the volume at all is the pod directory's business.
- */
+/** Directories of a projected volume, as the kubelet's: each file's mode says which apps read it, the pod dir who reaches it. */
 export const PROJECTED_DIR_MODE = 0o755
 
-/** One file of a payload (FileProjection in seed 000). */
+/** One file of a payload. */
 export interface FileProjection {
   data: Buffer
   mode: number
@@ -186,18 +178,15 @@ const walkNoFollow = (root: string, rel = '', out = new Map<string, fs.Dirent>()
 }
 
 /** Whether any payload file is missing from the old version or differs in content or mode. */
-const payloadDiffers = (payload: Payload, oldTsPath: string, oldPaths: Map<string, fs.Dirent>): boolean => {
-  for (const [p, f] of payload) {
-    if (!oldPaths.get(p)?.isFile()) return true
-    const file = path.join(oldTsPath, p)
-    try {
-      if ((fs.lstatSync(file).mode & 0o777) !== f.mode) return true
-      if (!fs.readFileSync(file).equals(f.data)) return true
-    } catch {
-      return true
-    }
+const payloadDiffers = (payload: Payload, oldTsPath: string, oldPaths: Map<string, fs.Dirent>): boolean =>
+  [...payload].some(([p, f]) => !oldPaths.get(p)?.isFile() || !sameFile(path.join(oldTsPath, p), f))
+
+const sameFile = (file: string, f: FileProjection): boolean => {
+  try {
+    return (fs.lstatSync(file).mode & 0o777) === f.mode && fs.readFileSync(file).equals(f.data)
+  } catch {
+    return false
   }
-  return false
 }
 
 /** Writes every file into a fresh directory; O_EXCL, so nothing planted there is written through. */

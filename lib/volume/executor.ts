@@ -1,8 +1,6 @@
 /**
- * Kubernetes' operation executor, across processes: each mount, unmount and
- * update of a volume holds the lock of its (pod, volume) key, and the actual
- * state is recorded before and after each change, so that gc and rm can
- * tear a volume down from the record alone, also after a crash.
+ * Kubernetes' operation executor, across processes: each operation on a volume holds its (pod, volume) key's lock and
+ * records the actual state before and after each change, so that gc and rm can tear it down, even after a crash.
  */
 import { shortId } from '../errors.js'
 import { ensureLink, removeLink } from '../fs/inside.js'

@@ -8,19 +8,11 @@ export const MAX_WALK_ENTRIES = 200_000
 /** How long computed metrics are reused. */
 export const METRICS_TTL_MS = 2_000
 
-export interface Usage {
-  bytes: number
-  inodes: number
-}
-
-export interface UsageOptions {
-  /** Follow `root` if it is a link (a host source the manifest names); entries below are never followed. */
-  followRoot?: boolean
-  maxEntries?: number
-}
-
-/** Disk usage of `root` as du(1) counts it (an inode once, links never followed); undefined if missing or too large. */
-export const diskUsage = (root: string, opts: UsageOptions = {}): Usage | undefined => {
+/**
+ * Disk usage of `root` as du(1) counts it (an inode once, links never followed, but `root` itself with
+ * `followRoot`: a host source the manifest names); undefined if missing or too large.
+ */
+export const diskUsage = (root: string, opts: { followRoot?: boolean; maxEntries?: number } = {}): { bytes: number; inodes: number } | undefined => {
   const maxEntries = opts.maxEntries ?? MAX_WALK_ENTRIES
   let st: fs.Stats
   try {

@@ -1,15 +1,10 @@
 /** What the built-in plugins share: each serves one kind of the manifest's volumes. */
 import { PodctlError } from '../../errors.js'
 import type { Volume } from '../../pod/manifest.js'
-import type { Metrics, PodRef, TearDownOptions, VolumePlugin, VolumeSpec, VolumeStateRecord } from '../types.js'
+import type { Mounter, PodRef, Unmounter, VolumePlugin, VolumeSpec, VolumeStateRecord } from '../types.js'
 
 /** One volume as a plugin handles it: its mounter and unmounter are views of this. */
-export interface KindVolume {
-  path: string
-  getMetrics: () => Metrics
-  setUp: () => void
-  tearDown: (opts: TearDownOptions) => void
-}
+export type KindVolume = Omit<Mounter & Unmounter, 'pluginName'>
 
 /** A plugin for volumes of `kind`; `open` makes one volume's handle, told whether it is for a tear-down. */
 export const kindPlugin = <K extends Volume['kind']>(
