@@ -87,10 +87,9 @@ export const mountProblems = (m: PodManifest): ManifestProblem[] => {
   }
   // Nested mount points live inside the parent volume, which every app
   // that mounts it shares: two of them must not need the same place.
-  const seen: PlannedMount[] = []
-  for (const pm of nested) {
+  nested.forEach((pm, i) => {
     const p = pm.parent!
-    for (const o of seen) {
+    for (const o of nested.slice(0, i)) {
       const op = o.parent!
       if (op.volume !== p.volume) continue
       if (op.rel === p.rel && o.volume !== pm.volume) {
@@ -103,8 +102,7 @@ export const mountProblems = (m: PodManifest): ManifestProblem[] => {
         })
       }
     }
-    seen.push(pm)
-  }
+  })
   if (problems.length === 0) {
     const cycle = nestingCycle(nested)
     if (cycle) problems.push({ path: `${cycle.at}.path`, problem: `nests volumes in a cycle (${cycle.volumes.join(' → ')}): each would contain the other` })
