@@ -110,27 +110,23 @@ export const mountProblems = (m: PodManifest): ManifestProblem[] => {
   return problems
 }
 
-/** Edges parent volume → nested volume; a cycle, if any, with the mount that closes it. */
-const nestingCycle = (nested: PlannedMount[]): { at: string; volumes: string[] } | undefined => {
-  const edges = new Map<string, PlannedMount[]>()
-  for (const pm of nested) edges.set(pm.parent!.volume, [...(edges.get(pm.parent!.volume) ?? []), pm])
-  const state = new Map<string, 'open' | 'done'>()
-  const stack: string[] = []
-  const visit = (v: string): { at: string; volumes: string[] } | undefined => {
-    state.set(v, 'open')
-    stack.push(v)
-    for (const pm of edges.get(v) ?? []) {
-      const s = state.get(pm.volume)
-      if (s === 'open') return { at: pm.at, volumes: [...stack.slice(stack.indexOf(pm.volume)), pm.volume] }
-      const c = s === undefined ? visit(pm.volume) : undefined
+type Cycle = { at: string; volumes: string[] }
+
+/** A cycle of nesting (parent volume → nested volume), if any, with the mount that closes it. */
+const nestingCycle = (nested: PlannedMount[]): Cycle | undefined => {
+  const done = new Set<string>()
+  // Depth first below the stack's last volume: one met again on the stack closes a cycle.
+  const visit = (stack: string[]): Cycle | undefined => {
+    for (const pm of nested.filter((n) => n.parent!.volume === stack.at(-1))) {
+      if (stack.includes(pm.volume)) return { at: pm.at, volumes: [...stack.slice(stack.indexOf(pm.volume)), pm.volume] }
+      const c = done.has(pm.volume) ? undefined : visit([...stack, pm.volume])
       if (c) return c
     }
-    stack.pop()
-    state.set(v, 'done')
+    done.add(stack.at(-1)!)
     return undefined
   }
-  for (const v of edges.keys()) {
-    const c = state.has(v) ? undefined : visit(v)
+  for (const pm of nested) {
+    const c = done.has(pm.parent!.volume) ? undefined : visit([pm.parent!.volume])
     if (c) return c
   }
   return undefined
