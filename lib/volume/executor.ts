@@ -1,17 +1,8 @@
 /**
- * The operation executor (seed 003): every mount, unmount and update of a
- * volume goes through here, keyed by (pod, volume). Never two operations
- * on one key at once, also across podctl processes: the key is a lock at
- * `<data>/volume-locks/<uuid>.<volume>` (the pod lock's machinery, so a
- * holder killed with SIGKILL frees it at once). A caller chooses to refuse
- * (EBADSTATE) or to wait while an operation on the key is pending.
- *
- * The executor records the actual state (what is mounted where, by which
- * plugin) in the pod dir before and after each change, so that gc and rm
- * can tear a volume down from the record alone: after a crash mid-mount
- * the record says "mounting" and lists every link that may exist.
+ * Kubernetes' operation executor, across processes: each operation on a volume holds its (pod, volume) key's lock and
+ * records the actual state before and after each change, so that gc and rm can tear it down, even after a crash.
  */
-import { PodctlError, shortId } from '../errors.js'
+import { shortId } from '../errors.js'
 import { ensureLink, removeLink } from '../fs/inside.js'
 import { lockHeldAt, lockOwnerAt, type AcquireOptions } from '../lock/lock.js'
 import { opLockPath } from './layout.js'
@@ -48,10 +39,7 @@ export class OperationExecutor {
     return this.isOperationPending(volume) ? lockOwnerAt(this.#lock(volume))?.pid : undefined
   }
 
-  /**
-   * Runs `fn` as the one operation on (this pod, `volume`): refuses or
-   * waits (per `opts`) while another is pending.
-   */
+  /** Runs `fn` as the one operation on (this pod, `volume`), refusing or waiting (`opts`) while another is pending. */
   run<T>(volume: string, opts: OperationOptions, fn: () => T): T {
     const held = acquireLockIn(this.#lock(volume), `volume "${volume}" of pod ${shortId(this.pod.uuid)}`, opts)
     try {
@@ -62,10 +50,7 @@ export class OperationExecutor {
     }
   }
 
-  /**
-   * Sets up a volume and makes its mount points (links relative to the pod
-   * dir), recording "mounting" first and "mounted" once done. Idempotent.
-   */
+  /** Sets up a volume and makes its mount points, recording "mounting" first and "mounted" once done. Idempotent. */
   mountVolume(spec: VolumeSpec, mountPoints: RecordedMountPoint[], opts: OperationOptions): VolumeStateRecord {
     return this.run(spec.name, opts, () => {
       const plugin = this.registry.findPluginBySpec(spec)
@@ -96,9 +81,8 @@ export class OperationExecutor {
         plugin = this.registry.findPluginByName(rec.plugin)
         spec = plugin.constructVolumeSpec(name, rec)
       } catch {
-        // A record no plugin can use (damaged, or from a newer podctl):
-        // remove the links it lists and let the pod's deletion do the rest.
-        // Deleting the pod never follows a link, so this is safe.
+        // A record no plugin can use (damaged, or from a newer podctl): remove the links it
+        // lists and let the pod's deletion, which never follows a link, do the rest.
         for (const mp of Array.isArray(rec.mount_points) ? rec.mount_points : []) {
           if (typeof mp?.link === 'string' && typeof mp.target === 'string') removeLink(this.pod.path, mp.link, mp.target)
         }
@@ -116,12 +100,6 @@ export class OperationExecutor {
 
   /** The recorded actual state of every volume of the pod. */
   actualState(): VolumeStateRecord[] {
-    return recordedVolumes(this.pod.path)
-      .map((n) => readVolumeState(this.pod.path, n))
-      .filter((r): r is VolumeStateRecord => r !== undefined)
+    return recordedVolumes(this.pod.path).flatMap((n) => readVolumeState(this.pod.path, n) ?? [])
   }
 }
-
-/** Raised by callers that need a volume to be mounted and find it is not. */
-export const notMounted = (uuid: string, volume: string, phase: string | undefined): PodctlError =>
-  new PodctlError('EBADSTATE', `volume "${volume}" of pod ${shortId(uuid)} is ${phase ?? 'not set up'}`, `it is set up when the pod runs: podctl status ${shortId(uuid)}`)

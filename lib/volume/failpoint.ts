@@ -1,10 +1,6 @@
 /**
- * Failpoints for crash tests: with PODCTL_TEST_FAILPOINT=<stage> (or
- * <stage>:<volume>) in its environment, a podctl process that reaches that
- * stage of a volume operation writes its pid to PODCTL_TEST_FAILPOINT_FILE
- * and stops there, so that a test can SIGKILL it at exactly that point.
- * Without the variable (always, outside tests) a failpoint costs one
- * environment lookup.
+ * Failpoints for crash tests: with PODCTL_TEST_FAILPOINT=<stage>[:<volume>], a process that reaches
+ * that stage writes its pid to PODCTL_TEST_FAILPOINT_FILE and stops, for the test to SIGKILL it.
  */
 import path from 'node:path'
 import { writeFileAtomic } from '../fs/atomic.js'

@@ -1,14 +1,4 @@
-/**
- * Where a pod's volumes live on disk (Documentation/devel/volumes.md);
- * persistent volumes are lib/storage/local/layout.ts's. Pure path
- * arithmetic.
- *
- * ```
- * <data>/volume-locks/<uuid>.<volume>        the executor's key locks
- * <pod>/volumes/<name>/                      data of empty and files volumes
- * <pod>/volume-state/<name>.json             actual state: what is mounted where
- * ```
- */
+/** Where a pod's volumes live on disk (Documentation/devel/volumes.md); persistent ones are lib/storage/local/layout.ts's. */
 import path from 'node:path'
 import { volumeLocksDir } from '../storage/local/layout.js'
 

@@ -1,10 +1,4 @@
-/**
- * The volume rules of the pod manifest (CONTRACT §7): what a volume of
- * each kind holds, which relative paths a files volume may project, and how
- * mounts may nest. lib/pod/manifest.ts checks the pod's own part and runs
- * these as a rule; `validatePodManifest` and `parsePodManifest` are the
- * two together, for every caller that makes or reads a pod with volumes.
- */
+/** The volume rules of the pod manifest (CONTRACT §7); `validatePodManifest` checks them with the pod's own part. */
 import path from 'node:path'
 import { parseBytes } from '../bytes.js'
 import { PodctlError } from '../errors.js'
@@ -25,11 +19,7 @@ import {
 import { mountProblems } from './plan.js'
 import { ACCESS_MODE_NAMES } from '../storage/access-modes.js'
 
-/**
- * Checks a relative path inside a volume: no absolute paths, no ".." parts,
- * no part starting with ".." (the AtomicWriter's own names), nothing that
- * normalizes to something else.
- */
+/** Checks a relative path inside a volume; no part may start with ".." (the AtomicWriter's own names). */
 export const projectedPathProblem = (p: string): string | undefined => {
   if (p === '') return 'must not be empty'
   if (p.includes('\0')) return 'must not contain a NUL character'
@@ -110,11 +100,7 @@ const checkVolume = (c: Checker, v: Record<string, unknown>, at: string): void =
   }
 }
 
-/**
- * The volume rules: every volume entry by its kind, whatever else is
- * wrong (the pod's part reports an entry that is not an object), then the
- * mount plan (nesting, conflicts), which needs the whole manifest valid.
- */
+/** The volume rules: every volume entry by its kind, then the mount plan, which needs the whole manifest valid. */
 export const volumeRules: ManifestRule = (m: PodManifest, wellFormed: boolean): ManifestProblem[] => {
   const c = new Checker()
   const volumes: unknown = m.volumes
@@ -122,10 +108,9 @@ export const volumeRules: ManifestRule = (m: PodManifest, wellFormed: boolean): 
   return c.problems.length > 0 || !wellFormed ? c.problems : mountProblems(m)
 }
 
-const withVolumeRules = (opts: ValidateOptions): ValidateOptions => ({ ...opts, rules: [volumeRules, ...(opts.rules ?? [])] })
-
 /** Every problem of a manifest, the pod's and the volumes'. */
-export const podManifestProblems = (value: unknown, opts: ValidateOptions = {}): ManifestProblem[] => manifestProblems(value, withVolumeRules(opts))
+export const podManifestProblems = (value: unknown, opts: ValidateOptions = {}): ManifestProblem[] =>
+  manifestProblems(value, { ...opts, rules: [volumeRules, ...(opts.rules ?? [])] })
 
 /** Validates a whole manifest and returns it, or throws EUSAGE naming every bad field. */
 export const validatePodManifest = (value: unknown, opts: ValidateOptions = {}): PodManifest => {

@@ -1,11 +1,4 @@
-/**
- * Volume usage (seed 001's MetricsDu, MetricsStatFS and CachedMetrics):
- * bytes and inodes used by walking the volume without following a link,
- * capacity and available space from statfs(2) for kinds that have storage
- * of their own (host, persistent). Results are cached for a short time, so
- * that a process asking again and again (a library user polling status)
- * does not walk a large volume each time.
- */
+/** Volume usage (Kubernetes' MetricsDu, MetricsStatFS, CachedMetrics), cached briefly for library users that poll. */
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Metrics } from './types.js'
@@ -15,23 +8,11 @@ export const MAX_WALK_ENTRIES = 200_000
 /** How long computed metrics are reused. */
 export const METRICS_TTL_MS = 2_000
 
-export interface Usage {
-  bytes: number
-  inodes: number
-}
-
-export interface UsageOptions {
-  /** Follow `root` if it is a link (a host source the manifest names); entries below are never followed. */
-  followRoot?: boolean
-  maxEntries?: number
-}
-
 /**
- * Disk usage of `root` as du(1) counts it: allocated blocks, every inode
- * once (hard links too), links counted but never followed. Undefined when
- * `root` does not exist or the walk is too large.
+ * Disk usage of `root` as du(1) counts it (an inode once, links never followed, but `root` itself with
+ * `followRoot`: a host source the manifest names); undefined if missing or too large.
  */
-export const diskUsage = (root: string, opts: UsageOptions = {}): Usage | undefined => {
+export const diskUsage = (root: string, opts: { followRoot?: boolean; maxEntries?: number } = {}): { bytes: number; inodes: number } | undefined => {
   const maxEntries = opts.maxEntries ?? MAX_WALK_ENTRIES
   let st: fs.Stats
   try {
@@ -90,10 +71,7 @@ export const fsSpace = (p: string): { capacity: number; available: number } | un
 
 const cache = new Map<string, { at: number; metrics: Metrics }>()
 
-/**
- * Metrics of the data at `p`; with `ownStorage`, capacity and available
- * from statfs, else null (the volume shares the pod's file system).
- */
+/** Metrics of the data at `p`; capacity and available only with `ownStorage` (else it shares the pod's file system). */
 export const volumeMetrics = (p: string, ownStorage: boolean, opts: { followRoot: boolean }, now = Date.now()): Metrics => {
   const key = `${ownStorage ? 's' : 'd'}${opts.followRoot ? 'f' : 'n'}:${p}`
   const hit = cache.get(key)

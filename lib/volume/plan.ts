@@ -1,11 +1,8 @@
 /**
- * The mount plan of a pod: where each app sees each volume, which mounts
- * are nested under another mount, and in what order volumes must be set
- * up. Apps are host processes, so a mount is a symlink at
- * `<app root>/<mount path>`; a mount below another mount of the same app
- * cannot be a link in the app root (the parent path is itself a link into
- * the parent volume), so its mount point is made inside the parent volume,
- * as kubelet's MakeNestedMountpoints does (seed 000). Pure: no I/O.
+ * The mount plan of a pod: where each app sees each volume, the mounts nested
+ * under another mount of the same app (whose mount point is made inside the
+ * parent volume, as kubelet's MakeNestedMountpoints does), and the order
+ * volumes are set up in (Documentation/devel/volumes.md). Pure: no I/O.
  */
 import path from 'node:path'
 import type { ManifestProblem, PodManifest, Volume } from '../pod/manifest.js'
@@ -18,7 +15,6 @@ export interface PlannedMount {
   volume: string
   /** Normalized absolute mount path. */
   path: string
-  readOnly: boolean
   /** Set when the mount is below another mount of the same app. */
   parent?: { volume: string; at: string; path: string; rel: string }
 }
@@ -46,14 +42,10 @@ export const planMounts = (m: PodManifest): PlannedMount[] => {
       at: `apps[${i}].mounts[${j}]`,
       volume: mt.volume,
       path: normalizeMountPath(mt.path),
-      readOnly: mt.readOnly === true,
     }))
     for (const pm of mine) {
-      // The innermost mount of this app that contains this one.
-      let best: PlannedMount | undefined
-      for (const other of mine) {
-        if (other !== pm && under(pm.path, other.path) && (!best || other.path.length > best.path.length)) best = other
-      }
+      // The innermost mount of this app that contains this one (the first of equals: sort is stable).
+      const best = mine.filter((o) => o !== pm && under(pm.path, o.path)).sort((x, y) => y.path.length - x.path.length)[0]
       if (best) pm.parent = { volume: best.volume, at: best.at, path: best.path, rel: pm.path.slice(best.path.length + 1) }
     }
     out.push(...mine)
@@ -73,18 +65,12 @@ export const mountPoints = (plan: PlannedMount[]): MountPoint[] => {
   return [...byLink.values()]
 }
 
-/**
- * Problems of the mount plan of a manifest that is otherwise valid:
- * nesting under a volume that cannot hold mount points, a volume nested
- * in itself, two mounts that need the same place in a shared volume, and
- * nesting cycles.
- */
+/** Problems of the mount plan of an otherwise valid manifest: bad nesting, two mounts in one place, nesting cycles. */
 export const mountProblems = (m: PodManifest): ManifestProblem[] => {
   const problems: ManifestProblem[] = []
   const kinds = new Map<string, Volume['kind']>((m.volumes ?? []).map((v) => [v.name, v.kind]))
-  const plan = planMounts(m)
   const nested: PlannedMount[] = []
-  for (const pm of plan) {
+  for (const pm of planMounts(m)) {
     if (!pm.parent) continue
     const where = `${pm.at}.path`
     const pk = kinds.get(pm.parent.volume)
@@ -101,10 +87,9 @@ export const mountProblems = (m: PodManifest): ManifestProblem[] => {
   }
   // Nested mount points live inside the parent volume, which every app
   // that mounts it shares: two of them must not need the same place.
-  const seen: PlannedMount[] = []
-  for (const pm of nested) {
+  nested.forEach((pm, i) => {
     const p = pm.parent!
-    for (const o of seen) {
+    for (const o of nested.slice(0, i)) {
       const op = o.parent!
       if (op.volume !== p.volume) continue
       if (op.rel === p.rel && o.volume !== pm.volume) {
@@ -117,8 +102,7 @@ export const mountProblems = (m: PodManifest): ManifestProblem[] => {
         })
       }
     }
-    seen.push(pm)
-  }
+  })
   if (problems.length === 0) {
     const cycle = nestingCycle(nested)
     if (cycle) problems.push({ path: `${cycle.at}.path`, problem: `nests volumes in a cycle (${cycle.volumes.join(' → ')}): each would contain the other` })
@@ -126,41 +110,29 @@ export const mountProblems = (m: PodManifest): ManifestProblem[] => {
   return problems
 }
 
-/** Edges parent volume → nested volume; a cycle, if any, with the mount that closes it. */
-const nestingCycle = (nested: PlannedMount[]): { at: string; volumes: string[] } | undefined => {
-  const edges = new Map<string, PlannedMount[]>()
-  for (const pm of nested) edges.set(pm.parent!.volume, [...(edges.get(pm.parent!.volume) ?? []), pm])
-  const state = new Map<string, 'open' | 'done'>()
-  const stack: string[] = []
-  const visit = (v: string): { at: string; volumes: string[] } | undefined => {
-    state.set(v, 'open')
-    stack.push(v)
-    for (const pm of edges.get(v) ?? []) {
-      const s = state.get(pm.volume)
-      if (s === 'open') return { at: pm.at, volumes: [...stack.slice(stack.indexOf(pm.volume)), pm.volume] }
-      if (s === undefined) {
-        const c = visit(pm.volume)
-        if (c) return c
-      }
-    }
-    stack.pop()
-    state.set(v, 'done')
-    return undefined
-  }
-  for (const v of edges.keys()) {
-    if (state.get(v) === undefined) {
-      const c = visit(v)
+type Cycle = { at: string; volumes: string[] }
+
+/** A cycle of nesting (parent volume → nested volume), if any, with the mount that closes it. */
+const nestingCycle = (nested: PlannedMount[]): Cycle | undefined => {
+  const done = new Set<string>()
+  // Depth first below the stack's last volume: one met again on the stack closes a cycle.
+  const visit = (stack: string[]): Cycle | undefined => {
+    for (const pm of nested.filter((n) => n.parent!.volume === stack.at(-1))) {
+      if (stack.includes(pm.volume)) return { at: pm.at, volumes: [...stack.slice(stack.indexOf(pm.volume)), pm.volume] }
+      const c = done.has(pm.volume) ? undefined : visit([...stack, pm.volume])
       if (c) return c
     }
+    done.add(stack.at(-1)!)
+    return undefined
+  }
+  for (const pm of nested) {
+    const c = done.has(pm.parent!.volume) ? undefined : visit([pm.parent!.volume])
+    if (c) return c
   }
   return undefined
 }
 
-/**
- * The pod's volumes in the order they are set up: a volume before every
- * volume nested in it (torn down in reverse). Needs a manifest without
- * mount problems.
- */
+/** The volumes of a manifest without mount problems in set-up order: a volume before those nested in it. */
 export const setUpOrder = (m: PodManifest): string[] => {
   const vols = (m.volumes ?? []).map((v) => v.name)
   const parentsOf = new Map<string, Set<string>>()
@@ -169,14 +141,12 @@ export const setUpOrder = (m: PodManifest): string[] => {
       parentsOf.set(pm.volume, (parentsOf.get(pm.volume) ?? new Set()).add(pm.parent.volume))
     }
   }
-  const out: string[] = []
-  const placed = new Set<string>()
+  const out = new Set<string>()
   const place = (v: string, depth: number): void => {
-    if (placed.has(v) || depth > vols.length) return
+    if (out.has(v) || depth > vols.length) return
     for (const p of parentsOf.get(v) ?? []) place(p, depth + 1)
-    placed.add(v)
-    out.push(v)
+    out.add(v)
   }
   for (const v of vols) place(v, 0)
-  return out
+  return [...out]
 }

@@ -1,15 +1,11 @@
-/**
- * A pod's volumes as a whole: the checks made at prepare time, setting
- * every volume up before the pod runs, and tearing them all down from the
- * recorded actual state before the pod is deleted. Everything goes through
- * the operation executor.
- */
+/** A pod's volumes as a whole: the checks made at prepare, the set-up before it runs, the tear-down before it is deleted. */
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError, bug, oneLine } from '../errors.js'
 import { MAX_MANIFEST_BYTES, readOwnText } from '../fs/read.js'
 import { tryLockAt } from '../lock/lock.js'
 import { formatProblems, nameLengthProblem, type ManifestProblem, type PodManifest } from '../pod/manifest.js'
+import type { Pod } from '../pod/pod.js'
 import { MANIFEST_FILE } from '../pod/record.js'
 import { TS_DIR_NAME_BYTES } from './atomic-writer.js'
 import { OperationExecutor, type OperationOptions } from './executor.js'
@@ -19,6 +15,7 @@ import { pvDir, volumeLocksDir, volumesRoot } from '../storage/local/layout.js'
 import { readVolume, volumeDataPath, volumeExists } from '../storage/local/volumes.js'
 import type { PvRecord } from '../storage/volume-record.js'
 import { defaultRegistry } from './plugins/index.js'
+import { readableVolume } from './plugins/persistent.js'
 import type { PluginRegistry } from './registry.js'
 import { recordedVolumes, removeVolumeStateDir } from './state.js'
 import { allowTraverse } from '../fs/modes.js'
@@ -36,14 +33,9 @@ export interface IdShift {
 }
 
 /** A pod this process may hold the lock of. */
-export interface LockablePod extends PodRef {
-  readonly holdsLock: boolean
-}
+export type LockablePod = Pick<Pod, 'dataDir' | 'uuid' | 'path' | 'holdsLock'>
 
-/**
- * What the manifest asks of this host: host sources that exist, persistent
- * volumes that exist and allow the access mode asked for. Reads only.
- */
+/** What the manifest asks of this host: host sources and persistent volumes that exist, access modes they allow. */
 export const volumeSourceProblems = (dataDir: string, m: PodManifest, fleetClaims?: ReadonlySet<string>): ManifestProblem[] => {
   const out: ManifestProblem[] = []
   ;(m.volumes ?? []).forEach((v, i) => {
@@ -57,29 +49,19 @@ export const volumeSourceProblems = (dataDir: string, m: PodManifest, fleetClaim
       }
     }
     if (v.kind === 'persistent') {
-      // A claim object, or one the manifest makes at prepare (class, size), is checked when the pod runs.
+      // A claim object, one the manifest makes at prepare (class, size), or a volume that cannot be read any more is checked when the pod runs.
       if (v.class !== undefined || v.size !== undefined || fleetClaims?.has(v.claim) || findClaim(dataDir, v.claim) !== undefined) return
       if (!volumeExists(dataDir, v.claim)) {
         out.push({ path: `volumes[${i}].claim`, problem: `no volume claim or persistent volume named ${JSON.stringify(v.claim)}; create one: podctl volume claim create ${v.claim} --class CLASS --size SIZE, or podctl volume create ${v.claim}` })
-      } else if (accessModeOf(v.accessMode) === 'ReadWriteMany') {
-        try {
-          if (readVolume(dataDir, v.claim).access_mode === 'ReadWriteOnce') {
-            out.push({ path: `volumes[${i}].accessMode`, problem: `persistent volume ${v.claim} allows ReadWriteOnce only` })
-          }
-        } catch {
-          // removed meanwhile: the claim at run time says so
-        }
+      } else if (accessModeOf(v.accessMode) === 'ReadWriteMany' && readableVolume(dataDir, v.claim)?.access_mode === 'ReadWriteOnce') {
+        out.push({ path: `volumes[${i}].accessMode`, problem: `persistent volume ${v.claim} allows ReadWriteOnce only` })
       }
     }
   })
   return out
 }
 
-/**
- * The longest path a files volume's key gets in a pod: in its longest state
- * dir, under the atomic writer's timestamped directory. The key alone may
- * fit the limits and this not, with a deep data dir.
- */
+/** The longest path a files volume's key gets in a pod (a deep data dir may make it too long). */
 const longestFilePath = (dataDir: string, volume: string, key: string): string =>
   path.join(path.resolve(dataDir), 'pods', 'exited-garbage', '0'.repeat(36), POD_VOLUMES, volume, 'x'.repeat(TS_DIR_NAME_BYTES), key)
 
@@ -93,15 +75,9 @@ export const checkVolumeSources = (dataDir: string, m: PodManifest, fleetClaims?
 
 const specsOf = (m: PodManifest): Map<string, VolumeSpec> => new Map((m.volumes ?? []).map((v) => [v.name, { name: v.name, volume: v }]))
 
-/**
- * Every mount point of every volume, with its link target: relative for
- * data inside the pod dir (the pod dir is renamed as its state changes),
- * absolute for data outside it.
- */
+/** Every volume's mount points; a link to data inside the pod dir is relative, as the pod dir moves between state dirs. */
 export const podMountPoints = (pod: PodRef, m: PodManifest, registry: PluginRegistry = defaultRegistry()): Map<string, RecordedMountPoint[]> => {
-  const specs = specsOf(m)
-  const dataPath = new Map<string, string>()
-  for (const [name, spec] of specs) dataPath.set(name, registry.findPluginBySpec(spec).newMounter(spec, pod).path)
+  const dataPath = new Map([...specsOf(m)].map(([name, spec]) => [name, registry.findPluginBySpec(spec).newMounter(spec, pod).path]))
   const out = new Map<string, RecordedMountPoint[]>()
   for (const mp of mountPoints(planMounts(m))) {
     const data = dataPath.get(mp.volume)
@@ -114,12 +90,9 @@ export const podMountPoints = (pod: PodRef, m: PodManifest, registry: PluginRegi
 }
 
 /**
- * Sets up every volume of the pod, parents before the volumes nested in
- * them, and makes every mount point. The caller holds the pod's lock (and
- * keeps it while the pod runs: persistent claims hold as long as it does).
- * All or nothing: on failure, what this call set up is torn down again.
- * The claims the manifest names are bound first (ensureClaimsBound, which
- * may provision): a claim still pending is refused here (EBADSTATE).
+ * Sets up every volume of the pod, parents first, and makes every mount
+ * point; all or nothing. The caller holds the pod's lock while the pod runs:
+ * claims hold as long as it does. Claims are bound before (ensureClaimsBound).
  */
 export const setUpPodVolumes = (
   pod: LockablePod,
@@ -154,11 +127,9 @@ export const setUpPodVolumes = (
 }
 
 /**
- * Hands each empty or persistent volume that an app running as another
- * user mounts writable to that user (the first such app, in manifest
- * order), and lets everyone pass through the directories above it, as
- * CONTRACT §10 wants ("its volumes are writable by it"). Host paths are
- * the host's and files volumes podctl's: neither is changed.
+ * Hands each empty or persistent volume that an app of another user mounts
+ * writable to that user (the first such app) and lets everyone through the
+ * directories above it (CONTRACT §10). Host and files volumes stay as they are.
  */
 const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => {
   // A podctl that is not root runs every app as itself (an isolated one as root of its own user namespace): nothing to give.
@@ -202,12 +173,11 @@ const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => 
 }
 
 /**
- * Gives an exec volume's directory to an app's user only when its class
- * pins the provisioner's answers below a root (`--param root=DIR`), and
- * then through a descriptor opened without following a link: the path is
- * the provisioner's answer, which podctl does not trust to name a
- * directory it may hand over. Without a root nothing is changed, as the
- * kubelet changes nothing for a CSI driver whose fsGroupPolicy is None.
+ * Gives an exec volume's directory to an app's user only when its class pins
+ * the provisioner's answers below a root (`--param root=DIR`), and then
+ * through a descriptor opened without following a link: podctl does not
+ * trust the provisioner's answer to name a directory it may hand over.
+ * Without a root nothing changes (the kubelet's fsGroupPolicy None).
  */
 const giveExecVolume = (rec: PvRecord, u: AppUser): void => {
   const root = rec.provisioned?.parameters.root
@@ -231,44 +201,28 @@ const storedManifest = (podPath: string): PodManifest | undefined => {
   }
 }
 
-/** Default for tear-downs: wait a little for a pending operation, then give up. */
-export const TEARDOWN_OPTIONS: OperationOptions = { wait: true, timeoutMs: 10_000 }
-
 /**
- * Tears down every volume recorded in the pod's actual state, nested
- * volumes first. rm, gc and a creator giving up call it (as the pod's
- * BeforeDelete) with the pod locked, before its directory is deleted, for
- * every pod: a pod whose supervisor died mid-mount is cleaned up too, and
- * so are the operation locks of a process killed before it recorded a
- * volume. Cheap when the pod has no volumes (one lstat). Throws the first
- * failure after trying every volume.
+ * Tears down every volume recorded in the pod's actual state, nested ones
+ * first, and throws the first failure after trying them all. The pod's
+ * BeforeDelete: called with the pod locked, before its directory goes.
  */
-export const tearDownPodVolumes = (pod: PodRef, opts: OperationOptions = TEARDOWN_OPTIONS, registry: PluginRegistry = defaultRegistry()): void => {
-  // Most pods have no volumes: one lstat, and the op-lock sweep (which a
-  // process killed between taking an op lock and recording the volume needs).
-  if (!fs.lstatSync(volumeStateDir(pod.path), { throwIfNoEntry: false })) {
-    sweepDeadOpLocks(pod)
-    return
-  }
-  const names = recordedVolumes(pod.path)
-  if (names.length === 0) {
-    removeVolumeStateDir(pod.path)
-    sweepDeadOpLocks(pod)
-    return
-  }
-  const m = storedManifest(pod.path)
-  const order = m ? setUpOrder(m).reverse().filter((n) => names.includes(n)) : []
-  for (const n of names) if (!order.includes(n)) order.push(n)
-  const ex = new OperationExecutor(pod, registry)
+export const tearDownPodVolumes = (pod: PodRef, opts: OperationOptions = { wait: true, timeoutMs: 10_000 }, registry: PluginRegistry = defaultRegistry()): void => {
   const failures: unknown[] = []
-  for (const name of order) {
-    try {
-      ex.unmountVolume(name, opts, { podRemoved: true })
-    } catch (er) {
-      failures.push(er)
+  // Most pods have no volumes: one lstat.
+  if (fs.lstatSync(volumeStateDir(pod.path), { throwIfNoEntry: false })) {
+    const names = recordedVolumes(pod.path)
+    const m = names.length > 0 ? storedManifest(pod.path) : undefined
+    const order = new Set([...(m ? setUpOrder(m).reverse().filter((n) => names.includes(n)) : []), ...names])
+    const ex = new OperationExecutor(pod, registry)
+    for (const name of order) {
+      try {
+        ex.unmountVolume(name, opts, { podRemoved: true })
+      } catch (er) {
+        failures.push(er)
+      }
     }
+    removeVolumeStateDir(pod.path)
   }
-  removeVolumeStateDir(pod.path)
   sweepDeadOpLocks(pod)
   if (failures.length > 0) {
     const first = failures[0]
@@ -277,12 +231,7 @@ export const tearDownPodVolumes = (pod: PodRef, opts: OperationOptions = TEARDOW
   }
 }
 
-/**
- * Removes the dead operation locks of a pod being deleted: a process killed
- * in the middle of an operation on a volume it had not yet recorded leaves
- * a lock that no tear-down names. Taking each (a dead holder's is taken
- * over) and releasing it removes it; a live holder's is left alone.
- */
+/** Removes the dead op locks of a pod being deleted (left by a process killed before it recorded its volume); a live holder's stays. */
 const sweepDeadOpLocks = (pod: PodRef): void => {
   const dir = volumeLocksDir(pod.dataDir)
   for (const n of opLockNames(dir)) {
@@ -292,14 +241,12 @@ const sweepDeadOpLocks = (pod: PodRef): void => {
 
 // The volume-locks dir, read at most once a second: gc removes thousands of
 // pods in one process, and a readdir per pod would make that quadratic. A
-// lock taken after the read belongs to a live process, which the sweep
-// would leave alone anyway.
-const SNAPSHOT_MS = 1_000
+// lock taken after the read is a live process's, which the sweep leaves.
 const opLockSnapshots = new Map<string, { at: number; names: readonly string[] }>()
 const opLockNames = (dir: string): readonly string[] => {
   const now = Date.now()
   const snap = opLockSnapshots.get(dir)
-  if (snap && now - snap.at < SNAPSHOT_MS) return snap.names
+  if (snap && now - snap.at < 1_000) return snap.names
   let names: string[]
   try {
     names = fs.readdirSync(dir)

@@ -1,7 +1,4 @@
-/**
- * The plugin registry (VolumePluginMgr in seed 001): plugins register once
- * under unique names; a spec is served by the one plugin that supports it.
- */
+/** The plugin registry (Kubernetes' VolumePluginMgr): plugins under unique names. */
 import { PodctlError, bug } from '../errors.js'
 import type { VolumePlugin, VolumeSpec } from './types.js'
 
@@ -22,10 +19,7 @@ export class PluginRegistry {
     return [...this.#plugins.keys()]
   }
 
-  /**
-   * The one plugin that supports `spec`. None, or more than one, is an
-   * error that names the volume and the candidates.
-   */
+  /** The one plugin that supports `spec`; none or several is an error naming them. */
   findPluginBySpec(spec: VolumeSpec): VolumePlugin {
     const found = [...this.#plugins.values()].filter((p) => p.canSupport(spec))
     if (found.length === 1) return found[0]!

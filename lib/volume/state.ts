@@ -1,12 +1,7 @@
-/**
- * The actual state of a pod's volumes (seed 003's actual state of the
- * world, kept on disk since podctl has no daemon): one record per volume,
- * `<pod>/volume-state/<name>.json`, replaced atomically. Only the holder
- * of the volume's executor key lock writes it.
- */
+/** The actual state of a pod's volumes, on disk as podctl has no daemon; written only under the volume's executor lock. */
 import fs from 'node:fs'
 import path from 'node:path'
-import { errnoCode } from '../errors.js'
+import { unlessNotFound } from '../errors.js'
 import { NAME_RE } from '../pod/manifest.js'
 import { writeFileAtomic } from '../fs/atomic.js'
 import { readOwnText } from '../fs/read.js'
@@ -16,6 +11,8 @@ import { mkdirsInside, resolveInside } from '../fs/inside.js'
 import type { VolumeStateRecord } from './types.js'
 
 const fileOf = (name: string): string => `${name}.json`
+/** Whether the record dir is reached without a link (an app may have planted one). */
+const stateDirSafe = (podPath: string): boolean => resolveInside(podPath, `${POD_VOLUME_STATE}/x`) !== undefined
 
 /** Writes a volume's record (stamping pid and time). */
 export const writeVolumeState = (podPath: string, rec: Omit<VolumeStateRecord, 'pid' | 'updated_at' | 'version'>): VolumeStateRecord => {
@@ -27,8 +24,7 @@ export const writeVolumeState = (podPath: string, rec: Omit<VolumeStateRecord, '
 
 /** A volume's record, or undefined if none (or it is unreadable). */
 export const readVolumeState = (podPath: string, name: string): VolumeStateRecord | undefined => {
-  const dir = resolveInside(podPath, `${POD_VOLUME_STATE}/x`)
-  if (dir === undefined) return undefined
+  if (!stateDirSafe(podPath)) return undefined
   try {
     const rec = JSON.parse(readOwnText(path.join(volumeStateDir(podPath), fileOf(name))) ?? '') as VolumeStateRecord
     return rec !== null && typeof rec === 'object' && rec.volume === name ? rec : undefined
@@ -39,26 +35,20 @@ export const readVolumeState = (podPath: string, name: string): VolumeStateRecor
 
 /** Names of the volumes that have a record: everything that may be set up. */
 export const recordedVolumes = (podPath: string): string[] => {
-  if (resolveInside(podPath, `${POD_VOLUME_STATE}/x`) === undefined) return []
-  let names: string[]
-  try {
-    names = fs.readdirSync(volumeStateDir(podPath))
-  } catch (er) {
-    if (errnoCode(er) === 'ENOENT' || errnoCode(er) === 'ENOTDIR') return []
-    throw er
-  }
+  if (!stateDirSafe(podPath)) return []
+  const names = unlessNotFound(() => fs.readdirSync(volumeStateDir(podPath))) ?? []
   return names.filter((n) => n.endsWith('.json') && NAME_RE.test(n.slice(0, -5))).map((n) => n.slice(0, -5)).sort()
 }
 
 /** Removes a volume's record (it is torn down). */
 export const removeVolumeState = (podPath: string, name: string): void => {
-  if (resolveInside(podPath, `${POD_VOLUME_STATE}/x`) === undefined) return
+  if (!stateDirSafe(podPath)) return
   fs.rmSync(path.join(volumeStateDir(podPath), fileOf(name)), { force: true })
 }
 
 /** Removes the record dir once it is empty. */
 export const removeVolumeStateDir = (podPath: string): void => {
-  if (resolveInside(podPath, `${POD_VOLUME_STATE}/x`) === undefined) return
+  if (!stateDirSafe(podPath)) return
   try {
     fs.rmdirSync(volumeStateDir(podPath))
   } catch {

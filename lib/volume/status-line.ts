@@ -1,7 +1,4 @@
-/**
- * A volume as one `podctl status` line. Its own module, free of imports,
- * because the status command loads it at start-up.
- */
+/** A volume as one `podctl status` line: a module free of imports, as the status command loads it at start-up. */
 import type { VolumeView } from './view.js'
 
 const orDash = (n: number | null): string => (n === null ? '-' : String(n))

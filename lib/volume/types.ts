@@ -1,10 +1,4 @@
-/**
- * The volume plugin interfaces, after Kubernetes' pkg/volume (seed 001),
- * cut down to what host-process pods need: a plugin says whether it
- * supports a spec and makes mounters (set up) and unmounters (tear down);
- * `constructVolumeSpec` rebuilds a spec from what is recorded on disk, so
- * that a volume can be torn down by a process that never saw the manifest.
- */
+/** The volume plugin interfaces: Kubernetes' pkg/volume, cut down to what host-process pods need. */
 import type { Volume } from '../pod/manifest.js'
 
 /** A volume as the plugins see it: the manifest's entry, by name. */
@@ -29,7 +23,7 @@ export interface Metrics {
   available_bytes: number | null
 }
 
-/** Common to mounters and unmounters (seed 001's Volume). */
+/** Common to mounters and unmounters. */
 export interface VolumeHandle {
   /** The plugin's name, as recorded in the actual state. */
   readonly pluginName: string
@@ -46,11 +40,7 @@ export interface Mounter extends VolumeHandle {
 
 /** Why a volume is torn down. */
 export interface TearDownOptions {
-  /**
-   * The pod is being deleted (rm, gc): a persistent volume's claim is
-   * released for good and its reclaim policy may apply. False when a
-   * failed start is rolled back: the claim is dropped, nothing reclaimed.
-   */
+  /** The pod is being deleted (rm, gc), so a reclaim policy may apply; false when a failed start is rolled back. */
   podRemoved: boolean
 }
 
@@ -65,7 +55,7 @@ export interface VolumePlugin {
   canSupport(spec: VolumeSpec): boolean
   newMounter(spec: VolumeSpec, pod: PodRef): Mounter
   newUnmounter(spec: VolumeSpec, pod: PodRef): Unmounter
-  /** Rebuilds the spec from a recorded actual state (for tear-down after a crash). */
+  /** Rebuilds the spec from a recorded actual state, so that a process that never saw the manifest can tear it down. */
   constructVolumeSpec(name: string, record: VolumeStateRecord): VolumeSpec
 }
 
@@ -75,12 +65,7 @@ export interface RecordedMountPoint {
   target: string
 }
 
-/**
- * The actual state of one volume of a pod, `<pod>/volume-state/<name>.json`
- * (the actual state of the world of seed 003). Written before any change
- * ("mounting", "unmounting") and after it ("mounted"), so that whoever
- * finds it after a crash knows what may exist and how to remove it.
- */
+/** The actual state of one volume of a pod, written before a change and after it: what may exist after a crash. */
 export interface VolumeStateRecord {
   version: 1
   volume: string

@@ -1,29 +1,17 @@
-/**
- * `podctl volume update`: new content for a running pod's files volume,
- * written by the AtomicWriter through the operation executor, so apps see
- * the old set of files or the new one, never a mix, and two updates never
- * interleave.
- */
+/** `podctl volume update`: new content for a running pod's files volume, by the AtomicWriter, as one executor operation. */
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodChangedStateError, PodctlError, errnoCode, shortId } from '../errors.js'
-import type { PodManifest } from '../pod/manifest.js'
-import { AtomicWriter, payloadProblems, type Payload } from './atomic-writer.js'
-import { OperationExecutor, notMounted, type OperationOptions } from './executor.js'
+import type { Pod } from '../pod/pod.js'
+import { AtomicWriter, checkPayloadPaths, type Payload } from './atomic-writer.js'
+import { OperationExecutor, type OperationOptions } from './executor.js'
 import { failpoint } from './failpoint.js'
 import { podVolumeRel } from './layout.js'
 import { resolveInside } from '../fs/inside.js'
 import { readVolumeState } from './state.js'
 
-/** The pod as updates need it (lib/pod/pod.ts's Pod). */
-export interface UpdatablePod {
-  readonly dataDir: string
-  readonly uuid: string
-  readonly path: string
-  readonly state: string
-  refresh(): void
-  podManifest(): { manifest: PodManifest }
-}
+/** The pod as updates need it. */
+export type UpdatablePod = Pick<Pod, 'dataDir' | 'uuid' | 'path' | 'state' | 'refresh' | 'podManifest'>
 
 export interface PayloadSources {
   /** `REL=PATH` (or `PATH`, for REL = its base name): one file each. */
@@ -43,11 +31,7 @@ const readSource = (file: string): { data: Buffer; mode: number } => {
   }
 }
 
-/**
- * Builds a payload from `--from-file` and `--from-dir`. --from-dir copies
- * regular files only and refuses links and special files in DIR rather
- * than follow them. Paths are checked as the manifest's `files` are.
- */
+/** A payload from `--from-file` and `--from-dir` (whose links and special files are refused, not followed), checked as `files` are. */
 export const payloadFromSources = (src: PayloadSources): Payload => {
   const payload: Payload = new Map()
   const add = (rel: string, from: string, what: string): void => {
@@ -75,19 +59,11 @@ export const payloadFromSources = (src: PayloadSources): Payload => {
     if (from === '') throw new PodctlError('EUSAGE', `--from-file ${JSON.stringify(spec)}: expected REL=PATH or PATH`)
     add(rel, from, '--from-file')
   }
-  const problems = payloadProblems(payload.keys())
-  if (problems.length > 0) {
-    throw new PodctlError('EUSAGE', `invalid file paths: ${problems.map((p) => `${JSON.stringify(p.path)}: ${p.problem}`).join('; ')}`, 'paths are relative, without "..", and no part may start with ".."')
-  }
+  checkPayloadPaths(payload.keys(), 'paths are relative, without "..", and no part may start with ".."')
   return payload
 }
 
-/**
- * Replaces the content of files volume `volume` of a running pod with
- * `payload`. Refuses (EBADSTATE) when the pod is not running or the
- * volume is not mounted; waits for, or refuses on, a pending operation on
- * the volume as `opts` says. Returns whether anything changed.
- */
+/** Replaces the content of a running pod's files volume; EBADSTATE when the pod is not running or the volume not mounted. */
 export const updateFilesVolume = (pod: UpdatablePod, volume: string, payload: Payload, opts: OperationOptions = { wait: true }): { changed: boolean } => {
   pod.refresh()
   if (pod.state !== 'running') {
@@ -98,11 +74,12 @@ export const updateFilesVolume = (pod: UpdatablePod, volume: string, payload: Pa
   if (v.kind !== 'files') {
     throw new PodctlError('EUSAGE', `volume "${volume}" of pod ${shortId(pod.uuid)} is a${v.kind === 'empty' ? 'n' : ''} ${v.kind} volume; only files volumes are updated with podctl volume update`)
   }
-  const problems = payloadProblems(payload.keys())
-  if (problems.length > 0) throw new PodctlError('EUSAGE', `invalid file paths: ${problems.map((p) => `${JSON.stringify(p.path)}: ${p.problem}`).join('; ')}`)
+  checkPayloadPaths(payload.keys())
   return new OperationExecutor(pod).run(volume, opts, () => {
     const rec = readVolumeState(pod.path, volume)
-    if (rec?.phase !== 'mounted') throw notMounted(pod.uuid, volume, rec?.phase)
+    if (rec?.phase !== 'mounted') {
+      throw new PodctlError('EBADSTATE', `volume "${volume}" of pod ${shortId(pod.uuid)} is ${rec?.phase ?? 'not set up'}`, `it is set up when the pod runs: podctl status ${shortId(pod.uuid)}`)
+    }
     const dir = resolveInside(pod.path, podVolumeRel(volume))
     if (dir === undefined || !fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
       throw new PodctlError('EFAILED', `volume "${volume}" of pod ${shortId(pod.uuid)} is not a directory any more (${path.join(pod.path, podVolumeRel(volume))}); podctl does not follow what replaced it`)

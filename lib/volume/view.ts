@@ -1,10 +1,7 @@
-/**
- * Volumes as `podctl status` shows them (CONTRACT §5): name, kind, where
- * the data is, and its usage, computed on demand (briefly cached); and a
- * persistent volume as `volume inspect` shows it, with its usage.
- */
+/** Volumes as `podctl status` shows them (CONTRACT §5), and a persistent volume as `volume inspect` does, with usage. */
 import { isPodctlError, oneLine } from '../errors.js'
 import { formatProblems, type PodManifest } from '../pod/manifest.js'
+import type { Pod } from '../pod/pod.js'
 import { pvView, type PvView } from '../storage/local/pv-view.js'
 import { readVolume } from '../storage/local/volumes.js'
 import { volumeRules } from './manifest.js'
@@ -27,16 +24,12 @@ export const podVolumeViews = (pod: PodRef, m: PodManifest): VolumeView[] =>
     return { name: v.name, kind: v.kind, path: mounter.path, ...mounter.getMetrics() }
   })
 
-/** A pod that can show its manifest (lib/pod/pod.ts's Pod). */
-export interface ManifestPod extends PodRef {
-  podManifestAvailable(): boolean
-  podManifest(): { manifest: PodManifest }
-}
+/** A pod that can show its manifest. */
+export type ManifestPod = Pick<Pod, 'dataDir' | 'uuid' | 'path' | 'podManifestAvailable' | 'podManifest'>
 
 /**
- * `view` plus `volumes` when the pod's manifest declares any. A manifest
- * that cannot be read or whose volumes are invalid makes the pod damaged
- * (`damaged`, unless the view already says why): status still answers.
+ * `view` plus `volumes` when the pod's manifest declares any; a manifest that
+ * cannot be read or has invalid volumes makes the view `damaged`, not an error.
  */
 export const withVolumes = <T extends { damaged?: string }>(pod: ManifestPod, view: T): T & { volumes?: VolumeView[] } => {
   if (!pod.podManifestAvailable()) return view

@@ -1,11 +1,6 @@
 /**
- * `persistent`: a named volume of `<data>/volumes/` that outlives pods
- * (lib/storage/local/volumes.ts). Setting up binds the pod to it
- * (ReadWriteOnce is exclusive among running pods); tearing down unbinds
- * it, and the last pod's removal applies the reclaim policy of a volume
- * no claim owns. Bindings of one volume are made and removed under its
- * lock, so two pods that start at once cannot both get a ReadWriteOnce
- * volume.
+ * `persistent`: a volume of `<data>/volumes/` that outlives pods. Set-up binds the pod to it under the
+ * volume's lock, so two pods that start at once cannot both get a ReadWriteOnce one; tear-down unbinds.
  */
 import fs from 'node:fs'
 import { PodctlError, oneLine, shortId } from '../../errors.js'
@@ -23,10 +18,7 @@ import { volumeOfClaim } from '../../storage/local/store.js'
 import { readVolume, sweepTemporaries, volumeDataPath, volumeExists, withVolumeLock } from '../../storage/local/volumes.js'
 import type { PvRecord } from '../../storage/volume-record.js'
 import { diskUsage, volumeMetrics } from '../metrics.js'
-import type { Mounter, PodRef, Unmounter, VolumePlugin, VolumeSpec, VolumeStateRecord } from '../types.js'
-import { specFromRecord } from './spec.js'
-
-export const PERSISTENT_PLUGIN = 'podctl.io/persistent'
+import { kindPlugin } from './kind.js'
 
 export interface BindOptions {
   /** The access mode the pod asks for (default: the volume's). */
@@ -35,12 +27,11 @@ export interface BindOptions {
 }
 
 /**
- * Binds pod `uuid` to volume `name` (idempotent). The caller must hold the
- * pod's lock and keep holding it while the pod runs: the binding holds as
- * long as it does. Refuses (EBADSTATE) when another running pod's binding
- * excludes this one (ReadWriteOnce on either side), when the volume allows
- * only ReadWriteOnce and ReadWriteMany is asked for, and when the volume
- * is over its size limit.
+ * Binds pod `uuid` to volume `name` (idempotent). The caller holds the pod's
+ * lock while the pod runs: the binding holds as long as it does. Refuses
+ * (EBADSTATE) when another running pod's binding excludes this one
+ * (ReadWriteOnce on either side), ReadWriteMany of a ReadWriteOnce volume,
+ * and a volume over its size limit.
  */
 export const bindVolume = (dataDir: string, name: string, uuid: string, opts: BindOptions = {}): PvRecord =>
   withVolumeLock(dataDir, name, () => {
@@ -73,11 +64,9 @@ export const bindVolume = (dataDir: string, name: string, uuid: string, opts: Bi
   })
 
 /**
- * Unbinds pod `uuid` from volume `name` (idempotent). When no pod is bound
- * any more and `reclaim` is set (the pod is being removed), applies the
- * reclaim policy of a volume no claim owns (a claim's is applied when the
- * claim goes). Nothing happens to a volume this pod was never bound to
- * (one removed and created again under the same name, say).
+ * Unbinds pod `uuid` from volume `name` (idempotent); with `reclaim`, the last
+ * pod's removal applies the reclaim policy of a volume no claim owns. A volume
+ * this pod was never bound to (made again under the same name) is left alone.
  */
 export const unbindVolume = (dataDir: string, name: string, uuid: string, opts: { reclaim: boolean } = { reclaim: true }): UnbindOutcome | 'not-bound' | 'unbound' => {
   if (!volumeExists(dataDir, name)) return 'not-bound'
@@ -85,71 +74,48 @@ export const unbindVolume = (dataDir: string, name: string, uuid: string, opts: 
     sweepTemporaries(dataDir, name)
     const file = bindingFile(dataDir, name, uuid)
     if (!fs.existsSync(file)) return 'not-bound'
-    let rec: PvRecord | undefined
-    try {
-      rec = readVolume(dataDir, name)
-    } catch {
-      // damaged: the binding goes, the volume stays as it is
-    }
+    const rec = readableVolume(dataDir, name) // if damaged, the binding goes and the volume stays as it is
     fs.rmSync(file, { force: true })
     if (!rec || !opts.reclaim || rec.claim_ref || dropStaleBindings(dataDir, name).length > 0) return 'unbound'
     return reclaimUnbound(dataDir, rec)
   })
 }
 
-/** Where a volume's data is (a provisioner may have made it elsewhere); its own data/ when it cannot be read. */
-const dataPathOf = (dataDir: string, name: string): string => {
+/** A volume's record, or undefined when it is missing or cannot be read. */
+export const readableVolume = (dataDir: string, name: string): PvRecord | undefined => {
   try {
-    return volumeDataPath(dataDir, readVolume(dataDir, name))
+    return readVolume(dataDir, name)
   } catch {
-    return pvDataDir(dataDir, name)
+    return undefined
   }
 }
 
-const claimOf = (spec: VolumeSpec) => {
-  if (spec.volume.kind !== 'persistent') throw new PodctlError('EFAILED', `bug: volume ${spec.name} is not a persistent volume`)
-  return spec.volume
-}
-
-export const persistentPlugin: VolumePlugin = {
-  name: PERSISTENT_PLUGIN,
-  canSupport: (spec: VolumeSpec) => spec.volume.kind === 'persistent',
-  newMounter: (spec: VolumeSpec, pod: PodRef): Mounter => {
-    const v = claimOf(spec)
-    const name = volumeOfClaim(pod.dataDir, v.claim)
-    const data = dataPathOf(pod.dataDir, name)
-    return {
-      pluginName: PERSISTENT_PLUGIN,
-      path: data,
-      setUp: () => {
-        bindVolume(pod.dataDir, name, pod.uuid, { ...(v.accessMode ? { mode: accessModeOf(v.accessMode) } : {}), readOnly: v.readOnly === true })
-        if (data !== pvDataDir(pod.dataDir, name)) {
-          // A provisioner's directory: apps are linked to it only while it is a directory reached without a link.
-          const problem = unreachableDir(data)
-          if (problem) throw new PodctlError('EFAILED', `persistent volume ${name} cannot be used: ${oneLine(problem)}`, 'its provisioner must keep a real directory there (no symlink on the way)')
-        } else if (!fs.lstatSync(data, { throwIfNoEntry: false })?.isDirectory()) {
-          throw new PodctlError('EFAILED', `persistent volume ${name} has no data directory (${data} is missing or not a directory)`, `remove and create it again: podctl volume rm ${name}`)
-        }
-      },
-      getMetrics: () => volumeMetrics(data, true, { followRoot: false }),
-    }
-  },
-  newUnmounter: (spec: VolumeSpec, pod: PodRef): Unmounter => {
-    const v = claimOf(spec)
-    // A claim cannot be removed while a pod using it is not, so it still says which volume.
-    let name = v.claim
-    try {
-      name = volumeOfClaim(pod.dataDir, v.claim)
-    } catch {
-      // not a bound claim object: the volume of that name
-    }
-    const data = dataPathOf(pod.dataDir, name)
-    return {
-      pluginName: PERSISTENT_PLUGIN,
-      path: data,
-      tearDown: ({ podRemoved }) => void unbindVolume(pod.dataDir, name, pod.uuid, { reclaim: podRemoved }),
-      getMetrics: () => volumeMetrics(data, true, { followRoot: false }),
-    }
-  },
-  constructVolumeSpec: (name: string, record: VolumeStateRecord) => specFromRecord(name, record, 'persistent'),
-}
+export const persistentPlugin = kindPlugin('podctl.io/persistent', 'persistent', (v, _volume, pod, tearingDown) => {
+  let name: string
+  try {
+    name = volumeOfClaim(pod.dataDir, v.claim)
+  } catch (er) {
+    // A claim cannot be removed while a pod using it is not, so at tear-down
+    // a name that is no bound claim object is the volume of that name.
+    if (!tearingDown) throw er
+    name = v.claim
+  }
+  // A provisioner may have made the data elsewhere; its own data/ when the record cannot be read.
+  const rec = readableVolume(pod.dataDir, name)
+  const data = rec ? volumeDataPath(pod.dataDir, rec) : pvDataDir(pod.dataDir, name)
+  return {
+    path: data,
+    setUp: () => {
+      bindVolume(pod.dataDir, name, pod.uuid, { ...(v.accessMode ? { mode: accessModeOf(v.accessMode) } : {}), readOnly: v.readOnly === true })
+      if (data !== pvDataDir(pod.dataDir, name)) {
+        // A provisioner's directory: apps are linked to it only while it is a directory reached without a link.
+        const problem = unreachableDir(data)
+        if (problem) throw new PodctlError('EFAILED', `persistent volume ${name} cannot be used: ${oneLine(problem)}`, 'its provisioner must keep a real directory there (no symlink on the way)')
+      } else if (!fs.lstatSync(data, { throwIfNoEntry: false })?.isDirectory()) {
+        throw new PodctlError('EFAILED', `persistent volume ${name} has no data directory (${data} is missing or not a directory)`, `remove and create it again: podctl volume rm ${name}`)
+      }
+    },
+    tearDown: ({ podRemoved }) => void unbindVolume(pod.dataDir, name, pod.uuid, { reclaim: podRemoved }),
+    getMetrics: () => volumeMetrics(data, true, { followRoot: false }),
+  }
+})
