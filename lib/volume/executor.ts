@@ -14,6 +14,8 @@ import { readVolumeState, recordedVolumes, removeVolumeState, writeVolumeState }
 import type { PodRef, RecordedMountPoint, TearDownOptions, VolumePlugin, VolumeSpec, VolumeStateRecord } from './types.js'
 import { clearMetricsCache } from './metrics.js'
 
+const isMountPoint = (mp: unknown): mp is RecordedMountPoint => typeof (mp as RecordedMountPoint | null)?.link === 'string' && typeof (mp as RecordedMountPoint).target === 'string'
+
 export type OperationOptions = AcquireOptions
 
 export class OperationExecutor {
@@ -78,14 +80,13 @@ export class OperationExecutor {
       let plugin: VolumePlugin
       let spec: VolumeSpec
       try {
+        if (!Array.isArray(rec.mount_points) || !rec.mount_points.every(isMountPoint)) throw new Error('damaged mount points')
         plugin = this.registry.findPluginByName(rec.plugin)
         spec = plugin.constructVolumeSpec(name, rec)
       } catch {
         // A record no plugin can use (damaged, or from a newer podctl): remove the links it
         // lists and let the pod's deletion, which never follows a link, do the rest.
-        for (const mp of Array.isArray(rec.mount_points) ? rec.mount_points : []) {
-          if (typeof mp?.link === 'string' && typeof mp.target === 'string') removeLink(this.pod.path, mp.link, mp.target)
-        }
+        for (const mp of Array.isArray(rec.mount_points) ? rec.mount_points : []) if (isMountPoint(mp)) removeLink(this.pod.path, mp.link, mp.target)
         removeVolumeState(this.pod.path, name)
         return false
       }

@@ -91,3 +91,17 @@ t.test('a record no plugin can use: its links are removed, the record dropped, n
   t.same(recordedVolumes(pod.path), [])
   t.same(listTree(path.join(dir, 'outside')), ['keep.txt'])
 })
+
+t.test('a record whose mount points are damaged is dropped at tear-down (the links it lists well removed), never a TypeError', async (t) => {
+  const dir = t.testdir({})
+  const pod = await lockedPod(t, dir, volumeManifest([emptyVolume]))
+  const ex = new OperationExecutor(pod)
+  const rec = ex.mountVolume({ name: 'data', volume: emptyVolume }, points, { wait: false })
+  for (const bad of ['not a list', [...points, { link: 7 }]]) {
+    fs.writeFileSync(path.join(pod.path, 'volume-state', 'data.json'), JSON.stringify({ ...rec, mount_points: bad }))
+    t.equal(ex.unmountVolume('data', { wait: false }), false, `mount_points ${JSON.stringify(bad)}: not torn down by its plugin`)
+    t.same(recordedVolumes(pod.path), [], 'the record is gone')
+    if (Array.isArray(bad)) t.notOk(fs.existsSync(path.join(pod.path, 'apps/app/data')), 'the link it listed well is gone')
+    ex.mountVolume({ name: 'data', volume: emptyVolume }, points, { wait: false })
+  }
+})
