@@ -22,3 +22,13 @@ export const KEYS = {
   /** `pods/<node>/<uuid>`: a pod's summary. */
   pods: 'pods/',
 } as const
+
+/** A value read from etcd if it is a JSON object, else undefined: etcd's contents are not trusted to be podctl's (its fields are not checked here). */
+export const parseObject = <T extends object>(text: string | undefined): T | undefined => {
+  try {
+    const v = text === undefined ? undefined : (JSON.parse(text) as unknown)
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as T) : undefined
+  } catch {
+    return undefined
+  }
+}
