@@ -1,7 +1,4 @@
-/**
- * podctl's keys in etcd, below the cluster prefix (Documentation/fleet.md
- * lists them with their values and lifetimes), named in one place.
- */
+/** podctl's keys in etcd below the cluster prefix, named in one place (Documentation/fleet.md has their values and lifetimes). */
 export const KEYS = {
   /** The leader's key, bound to its lease: while it exists, commands leave provisioning to it. */
   election: 'election/controller',

@@ -144,11 +144,9 @@ export class FleetPublisher {
     // pod that exits stays in run/): either is a change of its state.
     for (const dir of [...POD_DIRS.map((d) => stateDirPath(this.#dataDir, d)), locksDir(this.#dataDir)]) {
       try {
-        const w = fs.watch(dir, { persistent: false }, () => this.#soon())
-        w.on('error', () => undefined) // a state dir removed: the resync still covers it
-        this.#watchers.push(w)
+        this.#watchers.push(fs.watch(dir, { persistent: false }, () => this.#soon()).on('error', () => undefined))
       } catch {
-        // no such dir yet: the resync covers it
+        // no such dir, or no watch left: the resync covers it, as it covers a dir removed later (the watcher's error)
       }
     }
     this.#resync = setInterval(() => this.#soon(), this.#opts.resyncMs)

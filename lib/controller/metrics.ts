@@ -1,7 +1,6 @@
 /**
- * The controller's Prometheus metrics (prom-client), named as the
- * external-provisioner's controller names them, plus podctl's own, and the
- * HTTP endpoint that serves them with /healthz. Loaded only with --metrics-address.
+ * The controller's Prometheus metrics (prom-client), named as the external-provisioner's
+ * plus podctl's own, and their HTTP endpoint with /healthz. Loaded only with --metrics-address.
  */
 import http from 'node:http'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'

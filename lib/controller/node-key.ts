@@ -8,8 +8,7 @@ import os from 'node:os'
 import type { Cluster, ClusterLease } from '../cluster/client.js'
 import { KEYS, parseObject } from '../cluster/keys.js'
 import { PodctlError, oneLine } from '../errors.js'
-import { formatOwner, ownOwner, parseOwner } from '../lock/owner.js'
-import { processAlive } from '../proc/identity.js'
+import { formatOwner, ownerAlive, ownOwner, parseOwner } from '../lock/owner.js'
 
 /** What `nodes/<node>` holds. */
 export interface NodeKey {
@@ -24,12 +23,10 @@ export interface NodeKey {
   instance: string
 }
 
-/** Whether the holder recorded in a key is a process of this host that has ended. */
+/** Whether the holder recorded in a key is a process of this host that has ended (another host's is judged by its lease alone). */
 const deadHere = (k: Partial<NodeKey>): boolean => {
   const o = typeof k.owner === 'string' ? parseOwner(k.owner) : undefined
-  const me = ownOwner()
-  if (o === undefined || o.host !== me.host) return false
-  return o.boot !== me.boot || !processAlive(o.pid, o.start)
+  return o !== undefined && o.host === ownOwner().host && !ownerAlive(o, () => undefined)
 }
 
 /** A live controller holds this node's name already. */

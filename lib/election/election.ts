@@ -1,8 +1,4 @@
-/**
- * Leader election behind one interface: a data dir's lease file (file.ts),
- * or a key bound to an etcd lease (etcd.ts). The renew deadline is the
- * controller's to keep, for both.
- */
+/** Leader election behind one interface: a data dir's lease file (file.ts) or an etcd key (etcd.ts); the controller keeps the renew deadline of both. */
 import os from 'node:os'
 
 export interface LeaderElection {
