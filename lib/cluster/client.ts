@@ -1,11 +1,11 @@
 /**
- * The fleet's store: etcd (v3 API), through the etcd3 client, loaded only
- * when a command names a cluster (it costs about 90 ms to load, and
- * without `--cluster` nothing touches the network). Every call has a
- * deadline, so that a command that needs the fleet fails within 10 s,
- * naming the endpoints, when etcd is unreachable or has lost its quorum.
+ * The fleet's etcd, through the etcd3 client (loaded only when a command names
+ * a cluster: it costs about 90 ms). Every call has a deadline, so that a
+ * command fails within 10 s, naming the endpoints, when etcd does not answer.
  */
 import fs from 'node:fs'
+// Types only: the module itself is loaded by Cluster.open.
+import type { ComparatorBuilder, Etcd3, Lease } from 'etcd3'
 import { PodctlError } from '../errors.js'
 
 export interface ClusterOptions {
@@ -27,14 +27,10 @@ const CALL_DEADLINE_MS = 3_000
 /** Keys per read: pods' summaries are about 0.7 KB, so a page is well under gRPC's 4 MiB. */
 const LIST_PAGE = 2_000
 /** What a command waits for etcd at most, retries included. */
-export const COMMAND_DEADLINE_MS = 9_500
+const COMMAND_DEADLINE_MS = 9_500
 
-/**
- * gRPC names the TLS server by the endpoint's host, and Node warns on
- * stderr (DEP0123) for every connection whose host is an IP address,
- * which etcd endpoints usually are. The certificate is still checked
- * against the IP (its subjectAltName); only the warning is dropped.
- */
+// Node warns (DEP0123) for each TLS connection to an IP address, which etcd endpoints usually are: the
+// certificate is still checked against the IP (its subjectAltName), only the warning is dropped.
 let quieted = false
 const quietIpServerName = (): void => {
   if (quieted) return
@@ -47,30 +43,14 @@ const quietIpServerName = (): void => {
   }) as typeof process.emitWarning
 }
 
-// The etcd3 module's types, as far as podctl uses them (it is loaded at run time).
-type Etcd3Module = typeof import('etcd3')
-type Etcd3 = import('etcd3').Etcd3
-
 /** A lease of this process's (grantLease); keys put with it go when it does. */
 export interface ClusterLease {
-  readonly etcd: import('etcd3').Lease
-  readonly id: string
+  readonly etcd: Lease
   keepAlive(): Promise<void>
   revoke(): Promise<void>
 }
 
-/** A value with its revisions: the mod revision is what a compare-and-swap compares. */
-export interface Versioned {
-  value: string
-  modRevision: string
-  createRevision: string
-}
-
-/**
- * What a transaction requires: the key's mod revision (or its create
- * revision, which a lock's holder keeps) equals the one seen; '0' means
- * the key must not exist.
- */
+/** What a transaction requires: the key's mod (or create, which a lock's holder keeps) revision is the one seen; '0': the key must not exist. */
 export type Guard = { key: string; mod: string } | { key: string; created: string }
 
 /** What a transaction writes when its guards hold. */
@@ -89,7 +69,7 @@ export class Cluster {
   /** Connects (lazily: the first call dials); options are checked here. */
   static async open(options: ClusterOptions): Promise<Cluster> {
     quietIpServerName()
-    const { Etcd3 } = (await import('etcd3')) as Etcd3Module
+    const { Etcd3 } = await import('etcd3')
     const read = (file: string | undefined, what: string): Buffer | undefined => {
       if (file === undefined) return undefined
       try {
@@ -126,11 +106,9 @@ export class Cluster {
   /** Runs one request, bounded in time; any failure is EFAILED naming the endpoints. */
   async #call<T>(what: string, fn: (c: Etcd3) => Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${COMMAND_DEADLINE_MS / 1000} s`)), COMMAND_DEADLINE_MS)
-    })
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${COMMAND_DEADLINE_MS / 1000} s`)), COMMAND_DEADLINE_MS)))
     try {
-      return await Promise.race([fn(this.#client), timeout])
+      return await Promise.race([fn(this.#client), late])
     } catch (er) {
       throw this.#unreachable(what, er)
     } finally {
@@ -157,14 +135,13 @@ export class Cluster {
   }
 
   /**
-   * The keys under `prefix + sub` and their values, the prefix taken off
-   * the keys. Read in pages of LIST_PAGE keys, all at the revision of the
-   * first page (one consistent picture): one response for a fleet of
-   * 10,000 pods (6.6 MB) is over gRPC's 4 MiB limit on a message.
+   * The keys under `prefix + sub` (prefix off) and their values, read in
+   * pages at the first page's revision: one response for 10,000 pods (6.6 MB)
+   * is over gRPC's 4 MiB limit on a message.
    */
   async list(sub: string): Promise<Map<string, string>> {
     return this.#call(`read ${this.options.prefix}${sub}`, async (c) => {
-      const { Range } = (await import('etcd3')) as Etcd3Module
+      const { Range } = await import('etcd3')
       const all = Range.prefix(this.options.prefix + sub)
       const out = new Map<string, string>()
       let start = all.start
@@ -181,26 +158,24 @@ export class Cluster {
     })
   }
 
-  /** The key's value and revisions, or undefined when there is none. */
-  async get(key: string): Promise<Versioned | undefined> {
+  /** The key's value and its mod revision (which a guard compares), or undefined when there is none. */
+  async get(key: string): Promise<{ value: string; modRevision: string } | undefined> {
     return this.#call(`read ${this.options.prefix}${key}`, async (c) => {
       const r = await c.get(this.options.prefix + key).exec()
       const kv = r.kvs[0]
-      return kv === undefined ? undefined : { value: kv.value.toString('utf8'), modRevision: kv.mod_revision, createRevision: kv.create_revision }
+      return kv === undefined ? undefined : { value: kv.value.toString('utf8'), modRevision: kv.mod_revision }
     })
   }
 
   /**
-   * One transaction: the writes happen, all of them, only if every guard
-   * holds at once (etcd's Txn: If(compares) Then(ops)). The revision it
-   * made (each key it put now has that mod revision), or undefined when a
-   * guard failed. A call that timed out may still have been applied:
-   * callers read again before they decide anything on it.
+   * Makes all the writes if every guard holds (etcd's Txn); the revision made
+   * (each key put has it as its mod revision), or undefined when a guard
+   * failed. A call that timed out may still be applied: callers read again.
    */
   async commit(guards: Guard[], writes: Write[]): Promise<string | undefined> {
     return this.#call(`write ${writes.map((w) => ('put' in w ? w.put : w.delete)).join(', ')}`, async (c) => {
       const p = this.options.prefix
-      let txn: import('etcd3').ComparatorBuilder | undefined
+      let txn: ComparatorBuilder | undefined
       for (const g of guards) {
         const [column, rev] = 'mod' in g ? (['Mod', g.mod] as const) : (['Create', g.created] as const)
         txn = txn === undefined ? c.if(p + g.key, column, '==', rev) : txn.and(p + g.key, column, '==', rev)
@@ -214,10 +189,9 @@ export class Cluster {
 
   /**
    * A lease of `ttlS` seconds. With `onLost`, the client keeps it alive and
-   * says when it could not renew it in time (etcd away, or the lease
-   * expired meanwhile); without, its holder renews it (`keepAlive`), so
-   * that it knows when it last could: a holder that has not renewed for a
-   * while stops acting before etcd can give away what the lease holds.
+   * says when it could not; without, its holder renews it (`keepAlive`), so
+   * that it knows when it last could and stops acting before etcd can give
+   * away what the lease holds.
    */
   async grantLease(ttlS: number, onLost?: (why: string) => void): Promise<ClusterLease> {
     const etcd = this.#client.lease(ttlS, { autoKeepAlive: onLost !== undefined })
@@ -225,7 +199,6 @@ export class Cluster {
     const id = await this.#call('grant a lease', () => etcd.grant())
     return {
       etcd,
-      id,
       keepAlive: async () => {
         const r = await this.#call('renew a lease', () => etcd.keepaliveOnce())
         if (Number(r.TTL) <= 0) throw new PodctlError('EFAILED', `the etcd lease ${id} has expired`)
@@ -236,10 +209,8 @@ export class Cluster {
 
   /**
    * Calls `onChange` with the key (prefix off) of every change under
-   * `prefix + sub` until the returned function is called. The watch
-   * connects in the background and the client re-makes it when it
-   * breaks: etcd being away delays it, and callers relist now and then
-   * for what it missed.
+   * `prefix + sub` until stopped. The client re-makes a broken watch; callers
+   * relist now and then for what it missed.
    */
   watch(sub: string, onChange: (key: string, deleted: boolean) => void): () => Promise<void> {
     const p = this.options.prefix
@@ -250,8 +221,8 @@ export class Cluster {
     return () => w.cancel()
   }
 
-  async put(key: string, value: string, lease?: ClusterLease): Promise<void> {
-    await this.#call(`write ${this.options.prefix}${key}`, (c) => (lease?.etcd ?? c).put(this.options.prefix + key).value(value).exec())
+  async put(key: string, value: string): Promise<void> {
+    await this.#call(`write ${this.options.prefix}${key}`, (c) => c.put(this.options.prefix + key).value(value).exec())
   }
 
   async delete(key: string): Promise<void> {

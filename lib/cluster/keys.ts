@@ -1,7 +1,4 @@
-/**
- * podctl's keys in etcd, below the cluster prefix (Documentation/fleet.md
- * lists them with their values and lifetimes), named in one place.
- */
+/** podctl's keys in etcd below the cluster prefix, named in one place (Documentation/fleet.md has their values and lifetimes). */
 export const KEYS = {
   /** The leader's key, bound to its lease: while it exists, commands leave provisioning to it. */
   election: 'election/controller',
@@ -22,3 +19,13 @@ export const KEYS = {
   /** `pods/<node>/<uuid>`: a pod's summary. */
   pods: 'pods/',
 } as const
+
+/** A value read from etcd if it is a JSON object, else undefined: etcd's contents are not trusted to be podctl's (its fields are not checked here). */
+export const parseObject = <T extends object>(text: string | undefined): T | undefined => {
+  try {
+    const v = text === undefined ? undefined : (JSON.parse(text) as unknown)
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as T) : undefined
+  } catch {
+    return undefined
+  }
+}

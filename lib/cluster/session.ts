@@ -1,16 +1,13 @@
 /**
  * etcd's concurrency.Session and Mutex, as podctl uses them: one lease of
- * this process for its lock keys, granted once and renewed every third of
- * its TTL while the session is open, and locks that are keys put only if
- * absent under it. A holder that dies frees its keys when the lease runs
- * out. Every write made under a lock also requires the lock key to be the
- * one this holder made (its create revision), so a holder whose lease ran
- * out while it waited on something slow cannot write after another took
- * over.
+ * this process, renewed every third of its TTL, and lock keys put under it
+ * only if absent (Documentation/devel/fleet.md). Every write under a lock
+ * also requires the key's create revision, so a holder whose lease ran out
+ * while it waited on something slow cannot write after another took over.
  */
 import { LockBusyError } from '../lock/lock.js'
 import type { Cluster, ClusterLease, Guard } from './client.js'
-import { KEYS } from './keys.js'
+import { KEYS, parseObject } from './keys.js'
 
 /** A lock key's lease: a holder killed while holding one frees it this long after. */
 const LOCK_TTL_S = 10
@@ -63,14 +60,9 @@ export class Session {
     // The revision the transaction made is the key's create revision.
     const created = await this.cluster.commit([{ key, created: '0' }], [{ put: key, value, lease }])
     if (created === undefined) {
-      const who = await this.cluster.get(key).catch(() => undefined)
-      let holder = ''
-      try {
-        holder = who ? ` (${(JSON.parse(who.value) as { holder: string }).holder})` : ''
-      } catch {
-        // a foreign value: named without its holder
-      }
-      throw new LockBusyError(what, holder)
+      // A foreign value: named without its holder.
+      const holder = parseObject<{ holder?: unknown }>((await this.cluster.get(key).catch(() => undefined))?.value)?.holder
+      throw new LockBusyError(what, holder === undefined ? '' : ` (${String(holder)})`)
     }
     const lock: Guard = { key, created }
     try {

@@ -1,20 +1,8 @@
 /**
- * `podctl controller`: seed 004's ProvisionController with a ClaimStore in
- * the place of the API server: the data dir's claims and volumes, or the
- * fleet's in etcd (lib/storage). It elects a leader (lib/election: the
- * data dir's lease file, or the fleet's etcd lease); the leader binds
- * pending claims and reclaims released volumes through the same binder
- * the commands use inline, so exactly-once rests on the claim and volume
- * locks, not on who runs.
- *
- * Work arrives from a watch of the store's claims and volumes (at once),
- * a full relist every resync period, and per-object retry timers (the
- * claim's retry_at, the seed's exponential backoff). `threadiness` claim
- * workers and as many volume workers take keys from two queues, one key
- * at a time each; a provisioner's call is awaited, so a slow one holds up
- * neither the other workers nor the lease's renewal, which runs on its own
- * timer. A claim's lock is held for its whole sync: a claim another
- * process works on is put back for later, never waited for.
+ * `podctl controller`: the external-provisioner's ProvisionController over a
+ * ClaimStore and a LeaderElection (Documentation/devel/controller.md). The
+ * leader works through the binder the commands use inline, so exactly-once
+ * rests on the claim and volume locks, not on who runs.
  */
 import type { LeaderElection } from '../election/election.js'
 import { fileElection } from '../election/file.js'
@@ -31,32 +19,31 @@ import { podTeardown } from '../runtime/pod-runtime.js'
 import type { ControllerMetrics } from './metrics.js'
 import { WorkQueue } from './queue.js'
 
-/** The seed's option functions, as fields. */
-export interface ControllerOptions {
-  identity?: string
-  /** Full relist period (ms); 15m. */
-  resyncPeriod?: number
-  /** Claim sync steps run at once (the seed's threadiness). */
-  threadiness?: number
-  exponentialBackoff?: boolean
-  failedProvisionThreshold?: number
-  failedDeleteThreshold?: number
-  leaderElection?: boolean
-  leaseDuration?: number
-  renewDeadline?: number
-  retryPeriod?: number
-  /** gc every this many ms (0: off), with these grace and expiry periods. */
-  gcInterval?: number
-  gcGracePeriod?: number
-  gcExpirePrepared?: number
-  /**
-   * Runs one gc pass; in this process by default. The CLI runs `podctl gc`
-   * in a child process instead, so that a pass over many pods does not
-   * leave the controller's heap that large between passes.
-   */
-  gcRunner?: GcRunner
+/** The external-provisioner's option functions as fields (times in ms), and their defaults. */
+const DEFAULTS = {
+  /** Full relist period. */
+  resyncPeriod: 15 * 60_000,
+  /** Claim workers, and as many volume workers. */
+  threadiness: 4,
+  exponentialBackoff: true,
+  failedProvisionThreshold: DEFAULT_FAILED_THRESHOLD,
+  failedDeleteThreshold: DEFAULT_FAILED_THRESHOLD,
+  leaderElection: true,
+  leaseDuration: 15_000,
+  renewDeadline: 10_000,
+  retryPeriod: 2_000,
+  /** gc every this long (0: off), with these grace and expiry periods. */
+  gcInterval: 60_000,
+  gcGracePeriod: 30 * 60_000,
+  gcExpirePrepared: 24 * 3_600_000,
   /** One pass over everything (a gc pass too, with gcInterval), then return. */
-  once?: boolean
+  once: false,
+}
+
+export type ControllerOptions = Partial<typeof DEFAULTS> & {
+  identity?: string
+  /** Runs one gc pass; in this process by default (the CLI's runs `podctl gc` in a child, so that its heap does not stay large). */
+  gcRunner?: GcRunner
   /** gc whether leading or not: in a fleet (by default) each node collects its own pods, and only claims have one leader. */
   gcOnEveryNode?: boolean
   metrics?: ControllerMetrics
@@ -70,27 +57,15 @@ export interface ControllerOptions {
   election?: LeaderElection
 }
 
-const DEFAULTS = {
-  resyncPeriod: 15 * 60_000,
-  threadiness: 4,
-  leaseDuration: 15_000,
-  renewDeadline: 10_000,
-  retryPeriod: 2_000,
-  gcInterval: 60_000,
-  gcGracePeriod: 30 * 60_000,
-  gcExpirePrepared: 24 * 3_600_000,
-}
-
-/** After SIGTERM: how long the items in hand may take, then how long killed ones may take to say so, then how long the store has to take the lease back. Together well inside the 2 s of CONTRACT §8. */
+/** After SIGTERM: how long the items in hand may take, then killed ones, then the store to take the lease back; well inside CONTRACT §8's 2 s. */
 const WORK_GRACE_MS = 700
 const KILLED_GRACE_MS = 100
 const RELEASE_MS = 300
 
-/** A promise that resolves when `signal` aborts. */
 const aborted = (signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })))
 
-/** A promise that resolves after `ms` (without keeping the process alive for it). */
+/** Resolves after `ms`, without keeping the process alive for it. */
 const timeout = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref())
 
 /** `work`'s outcome, or `instead()`'s once `cutOff` resolves first; `work` is left to finish (or not) on its own. */
@@ -104,7 +79,7 @@ const gcInProcess: GcRunner = async (dataDir, periods) => {
   return { marked: r.marked.length, deleted: r.deleted.length }
 }
 
-type Settings = Required<Omit<ControllerOptions, 'metrics' | 'log' | 'identity' | 'gcRunner' | 'store' | 'election' | 'provisionersDir'>> & Pick<ControllerOptions, 'metrics' | 'log'>
+type Settings = typeof DEFAULTS & Required<Pick<ControllerOptions, 'gcOnEveryNode'>> & Pick<ControllerOptions, 'metrics' | 'log'>
 
 export class ProvisionController {
   readonly identity: string
@@ -117,17 +92,15 @@ export class ProvisionController {
   #renewedAt = 0
   #deleteFailures = new Map<string, number>()
   #gcRunning = false
+  /** The try to take or renew the lead in flight, if any. */
+  #electing: Promise<boolean> | undefined
   readonly #gcRunner: GcRunner
   readonly #store: ClaimStore
   readonly #election: LeaderElection
   /** Aborted when a stop has waited long enough for the items in hand: their provisioner calls are killed. */
   readonly #inFlight = new AbortController()
 
-  /**
-   * `name` and `provisioner`: serve only classes whose provisioner is
-   * `name`, through `provisioner` (a library user's own); null for both:
-   * every class, each through its own provisioner (the CLI).
-   */
+  /** `name`: serve only the classes of this provisioner, through `provisioner` if given; null for both: every class (the CLI). */
   constructor(dataDir: string, name: string | null, provisioner: Provisioner | null, options: ControllerOptions = {}) {
     this.#dataDir = dataDir
     this.#store = options.store ?? new LocalStore(dataDir, options.identity)
@@ -135,30 +108,20 @@ export class ProvisionController {
     this.#gcRunner = options.gcRunner ?? gcInProcess
     this.#opts = {
       ...DEFAULTS,
-      exponentialBackoff: true,
-      failedProvisionThreshold: DEFAULT_FAILED_THRESHOLD,
-      failedDeleteThreshold: DEFAULT_FAILED_THRESHOLD,
-      leaderElection: true,
-      once: false,
       gcOnEveryNode: this.#store.node !== undefined,
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
     } as Settings
     this.#election = options.election ?? fileElection(dataDir, this.identity, this.#opts.leaseDuration, this.#opts.retryPeriod)
-    const serves = (cls: VolumeClass): boolean => name === null || cls.provisioner === name
     this.#binder = {
       identity: this.identity,
       exponentialBackoff: this.#opts.exponentialBackoff,
       failedProvisionThreshold: this.#opts.failedProvisionThreshold,
       provisionersDir: options.provisionersDir,
-      // The CLI's controller serves every class through its own provisioner (the binder finds it); a library user's, only its own.
-      ...(name === null && provisioner === null
-        ? {}
-        : {
-            provisionerFor: (cls: VolumeClass) => {
-              if (!serves(cls)) throw new NotOurs(cls.name)
-              return provisioner ?? provisionerOf(cls, { provisionersDir: options.provisionersDir, fleet: this.#store.node !== undefined, node: this.#store.node })
-            },
-          }),
+      // A library user's controller may serve only its own classes, through its own provisioner.
+      provisionerFor: (cls: VolumeClass) => {
+        if (name !== null && cls.provisioner !== name) throw new NotOurs(cls.name)
+        return provisioner ?? provisionerOf(cls, { provisionersDir: options.provisionersDir, fleet: this.#store.node !== undefined, node: this.#store.node })
+      },
       lockWaitMs: 0,
       signal: this.#inFlight.signal,
     }
@@ -173,20 +136,15 @@ export class ProvisionController {
   }
 
   /**
-   * Runs until `signal` aborts (SIGTERM), then stops within about a
-   * second whatever its store does: the items in hand get WORK_GRACE_MS to
-   * finish, then their provisioners are killed (the next leader calls
-   * them again for the same volumes, as after a crash) and what still
-   * waits on the store is left behind; the lease is given up if the store
+   * Runs until `signal` aborts (SIGTERM), then stops within about a second
+   * whatever its store does (#work); the lease is given up if the store
    * answers in time, and expires by itself if not.
    */
   async run(signal: AbortSignal): Promise<void> {
     const timers: NodeJS.Timeout[] = []
-    let stopWatch = (): void => {}
-    let stopVacancy = (): void => {}
+    const stops: (() => void)[] = []
     const stopped = aborted(signal)
     try {
-      stopWatch = this.#opts.once ? stopWatch : await this.#watch()
       if (this.#opts.once) {
         const lead = await within(this.#elect(), stopped, () => false)
         // The gc pass beside the claims' (a child process, with the CLI's runner).
@@ -198,19 +156,20 @@ export class ProvisionController {
         await within(collected ?? Promise.resolve(), stopped, () => undefined)
         return
       }
+      // The watch reacts at once; the resync catches what it misses.
+      stops.push(await this.#store.watch((name) => this.#claims.add(name), (name) => this.#volumes.add(name), (line) => this.#log(line)))
       // Not awaited: a store that does not answer must not keep the workers (and SIGTERM) waiting.
       void this.#elect().then(() => this.#relist())
-      stopVacancy = this.#election.watchVacancy?.(() => void this.#elect()) ?? stopVacancy
+      if (this.#election.watchVacancy) stops.push(this.#election.watchVacancy(() => void this.#elect()))
       timers.push(setInterval(() => void this.#elect(), this.#opts.retryPeriod))
       timers.push(setInterval(() => void this.#relist(), this.#opts.resyncPeriod))
       // A safety net beside the watch: pending claims are few and cheap to list, and a command may be waiting on one.
-      timers.push(setInterval(() => this.#leading && void this.#relistPending(), Math.min(this.#opts.resyncPeriod, 10 * this.#opts.retryPeriod)))
+      timers.push(setInterval(() => this.#leading && void this.#relist(true), Math.min(this.#opts.resyncPeriod, 10 * this.#opts.retryPeriod)))
       if (this.#opts.gcInterval > 0) timers.push(setInterval(() => (this.#leading || this.#opts.gcOnEveryNode) && void this.#gc(), this.#opts.gcInterval))
       await this.#work(signal, false)
     } finally {
       for (const t of timers) clearInterval(t)
-      stopWatch()
-      stopVacancy()
+      for (const stop of stops) stop()
       if (this.#leading && this.#opts.leaderElection) {
         // A try in flight may be about to take the lead: give up what it takes too.
         await within(this.#electing ?? Promise.resolve(false), timeout(RELEASE_MS / 2), () => false)
@@ -228,12 +187,10 @@ export class ProvisionController {
     }
   }
 
-  #electing: Promise<boolean> | undefined
-
   /**
-   * Takes or renews the lead; a leader that could not renew within the
-   * renew deadline stops working. A renewal counts from when it was
-   * asked for, not answered: the store's lease began no later.
+   * Takes or renews the lead; a leader that could not renew within the renew
+   * deadline stops working. A renewal counts from when it was asked for: the
+   * store's lease began no later.
    */
   #elect(): Promise<boolean> {
     // One try at a time: a slow store must not stack up tries behind the timer.
@@ -280,18 +237,13 @@ export class ProvisionController {
     return this.#leading
   }
 
-  async #relistPending(): Promise<void> {
+  /** Every claim not bound and every released volume into the queues, and a node's own housekeeping; `pendingOnly`: the pending claims that are due. */
+  async #relist(pendingOnly = false): Promise<void> {
     try {
-      for (const c of await this.#store.listClaims()) if (c.phase === 'pending' && (c.retry_at === null || Date.parse(c.retry_at) <= Date.now())) this.#claims.add(c.name)
-    } catch (er) {
-      this.#log(`relist: ${(er as Error).message}`)
-    }
-  }
-
-  /** Every claim and released volume into the queue; and a node's own housekeeping. */
-  async #relist(): Promise<void> {
-    try {
-      for (const c of await this.#store.listClaims()) if (c.phase !== 'bound') this.#claims.add(c.name)
+      for (const c of await this.#store.listClaims()) {
+        if (pendingOnly ? c.phase === 'pending' && (c.retry_at === null || Date.parse(c.retry_at) <= Date.now()) : c.phase !== 'bound') this.#claims.add(c.name)
+      }
+      if (pendingOnly) return
       for (const v of await this.#store.releasedVolumes()) this.#volumes.add(v)
       this.#opts.metrics?.observePods(this.#dataDir)
       const done = await this.#store.housekeeping?.()
@@ -301,20 +253,11 @@ export class ProvisionController {
     }
   }
 
-  /** Reacts to changes of claims and volumes at once; the resync catches what a watch misses. */
-  #watch(): Promise<() => void> {
-    return this.#store.watch(
-      (name) => this.#claims.add(name),
-      (name) => this.#volumes.add(name),
-      (line) => this.#log(line),
-    )
-  }
-
   /**
-   * The claim and volume workers, until `signal` aborts; `untilIdle`
-   * (--once): until nothing is due now, what comes due later left alone.
-   * After the abort, the items in hand get WORK_GRACE_MS, then their
-   * provisioner calls are killed and they are left behind.
+   * The claim and volume workers, until `signal` aborts; `untilIdle` (--once):
+   * until nothing is due now. After the abort, the items in hand get
+   * WORK_GRACE_MS, then their provisioners are killed (the next leader calls
+   * them again for the same volumes, as after a crash) and they are left behind.
    */
   async #work(signal: AbortSignal, untilIdle: boolean): Promise<void> {
     const pool = (queue: WorkQueue<string>, handle: (name: string) => Promise<void>): Promise<void>[] =>
@@ -332,19 +275,17 @@ export class ProvisionController {
       const name = (await this.#mayWork()) ? queue.next() : undefined
       if (name === undefined) {
         if (untilIdle && (queue.working === 0 || !this.#leading)) return
-        await queue.wait(this.#leading ? Math.min(this.#opts.retryPeriod, queue.nextDueIn() ?? Infinity) : this.#opts.retryPeriod, signal)
+        await queue.wait(this.#leading ? Math.min(this.#opts.retryPeriod, queue.nextDueIn()) : this.#opts.retryPeriod, signal)
         continue
       }
       try {
         await handle(name)
       } catch (er) {
-        if (er instanceof NotOurs || (isPodctlError(er) && er.code === 'ENOVOLUME')) continue // not ours, or removed meanwhile
-        if (er instanceof LockBusyError) {
-          queue.addAfter(name, this.#opts.retryPeriod) // another process has it: look again later
-          continue
+        if (er instanceof LockBusyError) queue.addAfter(name, this.#opts.retryPeriod) // another process has it: look again later
+        else if (!leftAlone(er)) {
+          this.#log(`${queue === this.#claims ? 'claim' : 'volume'} ${name}: ${(er as Error).message}`)
+          queue.addAfter(name, 1000)
         }
-        this.#log(`${queue === this.#claims ? 'claim' : 'volume'} ${name}: ${(er as Error).message}`)
-        queue.addAfter(name, 1000)
       } finally {
         queue.done(name)
       }
@@ -377,21 +318,22 @@ export class ProvisionController {
     const failures = this.#deleteFailures.get(name) ?? 0
     if (threshold > 0 && failures >= threshold) return
     const started = performance.now()
+    const m = this.#opts.metrics
     // Read before the delete removes the record, and only for the metrics.
-    const cls = { class: this.#opts.metrics ? ((await this.#store.findVolume(name).catch(() => undefined))?.value.provisioned?.class ?? '') : '' }
+    const cls = { class: m ? ((await this.#store.findVolume(name).catch(() => undefined))?.value.provisioned?.class ?? '') : '' }
     try {
       const outcome = await reclaimVolume(this.#store, name, this.#binder)
       this.#deleteFailures.delete(name)
       if (outcome === 'not-released') return
       if (outcome === 'deleted') {
-        this.#opts.metrics?.deleteTotal.inc(cls)
-        this.#opts.metrics?.deleteDuration.observe(cls, (performance.now() - started) / 1000)
+        m?.deleteTotal.inc(cls)
+        m?.deleteDuration.observe(cls, (performance.now() - started) / 1000)
       }
       this.#log(`volume ${name}: ${outcome}`)
     } catch (er) {
-      if (er instanceof NotOurs || er instanceof LockBusyError || (isPodctlError(er) && er.code === 'ENOVOLUME')) throw er
+      if (leftAlone(er) || er instanceof LockBusyError) throw er
       this.#deleteFailures.set(name, failures + 1)
-      this.#opts.metrics?.deleteFailed.inc(cls)
+      m?.deleteFailed.inc(cls)
       this.#log(`volume ${name}: delete failed (${failures + 1}): ${(er as Error).message}`)
       this.#volumes.addAfter(name, backoffMs(failures + 1, { exponential: this.#opts.exponentialBackoff }))
     }
@@ -419,3 +361,6 @@ class NotOurs extends Error {
     super(`class ${cls} is not served by this controller`)
   }
 }
+
+/** Not ours, or removed meanwhile: no failure. */
+const leftAlone = (er: unknown): boolean => er instanceof NotOurs || (isPodctlError(er) && er.code === 'ENOVOLUME')

@@ -1,28 +1,18 @@
 /**
- * The fleet view (a node's pods, seen from every node): each cluster
- * controller registers its node under an etcd lease and publishes a
- * summary of each local pod; any node reads them back.
- *
- * Keys, under the cluster prefix:
- *   nodes/<node>        {"name","version","registered_at","holder",...},
- *                       bound to the node's lease: present while its
- *                       controller lives (node-key.ts: one holder a name)
- *   node-info/<node>    {"name","version","last_seen"}: stays when the node
- *                       is lost, for `node list`
- *   pods/<node>/<uuid>  the pod's JSON (the same as `status --format json`)
- * Pod keys are not bound to the lease: a node that is lost keeps its pods
- * in the view, as `unknown` with `node_lost: true`, until it returns (its
- * own truth replaces them) or `node rm` forgets it.
+ * The fleet view: each cluster controller registers its node under an etcd
+ * lease and publishes its pods. Pod keys outlive the lease, so a lost node's
+ * pods show `unknown` until it returns or `node rm` forgets it (Documentation/fleet.md).
  */
+import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import type { Cluster, ClusterLease } from '../cluster/client.js'
-import { KEYS } from '../cluster/keys.js'
+import { KEYS, parseObject } from '../cluster/keys.js'
 import { PodctlError } from '../errors.js'
 import { ensureDataDir, locksDir, POD_DIRS, stateDirPath } from '../pod/layout.js'
 import { podView, type PodView } from '../pod/view.js'
 import { Include, listPods } from '../pod/walk.js'
 import { forgetNode, reconcileAttachments } from '../storage/fleet/attachments.js'
-import { NodeRegistration, NodeTaken } from './node-key.js'
+import { NodeTaken, registerNode } from './node-key.js'
 
 /** A pod as the fleet shows it: its JSON, the node it is on, and whether that node is lost. */
 export type FleetPodView = Omit<PodView, 'state'> & { state: PodView['state'] | 'unknown'; node: string; node_lost: boolean }
@@ -37,31 +27,11 @@ export interface NodeView {
   version: string | null
 }
 
-interface NodeInfo {
-  name: string
-  version: string
-  last_seen: string
-}
-
-const parse = <T>(text: string): T | undefined => {
-  try {
-    return JSON.parse(text) as T
-  } catch {
-    return undefined
-  }
-}
-
 const stringOrNull = (x: unknown): boolean => x === null || x === undefined || typeof x === 'string'
 
-/**
- * Whether a summary read from etcd has the shape the view prints (the
- * fields list and status show), and is the pod its key names: etcd's
- * contents are not trusted to be podctl's.
- */
+/** Whether a summary read from etcd has the fields list and status show, and is the pod its key names. */
 const podShaped = (v: PodView | undefined, uuid: string | undefined): v is PodView =>
   v !== undefined &&
-  v !== null &&
-  typeof v === 'object' &&
   v.uuid === uuid &&
   typeof v.state === 'string' &&
   Array.isArray(v.apps) &&
@@ -79,7 +49,7 @@ export const fleetPods = async (cluster: Cluster): Promise<FleetPodView[]> => {
   const out: FleetPodView[] = []
   for (const [key, value] of pods) {
     const [, node = '', uuid] = key.split('/')
-    const v = parse<PodView>(value)
+    const v = parseObject<PodView>(value)
     if (!podShaped(v, uuid)) continue // not podctl's, or damaged: left alone
     const lost = !live.has(node)
     out.push({ ...v, ...(lost ? { state: 'unknown' as const } : {}), node, node_lost: lost })
@@ -98,7 +68,7 @@ export const fleetNodes = async (cluster: Cluster): Promise<NodeView[]> => {
   }
   for (const name of live) node(name)
   for (const [key, value] of info) {
-    const i = parse<NodeInfo>(value)
+    const i = parseObject<{ version: string; last_seen: string }>(value)
     const n = node(key.slice(KEYS.nodeInfo.length))
     if (i !== undefined) Object.assign(n, { last_seen: i.last_seen, version: i.version })
   }
@@ -135,14 +105,7 @@ export interface PublisherOptions {
 /** How long after a change in a state dir the pods are published: changes come in bursts (a rename, then a record). */
 const DEBOUNCE_MS = 100
 
-/**
- * Publishes a node's pods to the fleet for a controller: registers the
- * node under a lease, publishes every pod whose JSON changed (watching
- * the state dirs, so that a pod's move is seen within a second; all of
- * them at least every resync), removes the pods that are gone, and
- * registers again (republishing everything) when etcd comes back after
- * the lease was lost.
- */
+/** Publishes a node's pods for its controller, each when its JSON changes (Documentation/devel/fleet.md); registers again after a lost lease. */
 export class FleetPublisher {
   readonly #dataDir: string
   readonly #cluster: Cluster
@@ -151,27 +114,23 @@ export class FleetPublisher {
   #published = new Map<string, string>()
   #lease: ClusterLease | undefined
   #watchers: fs.FSWatcher[] = []
-  #timers: NodeJS.Timeout[] = []
+  #resync: NodeJS.Timeout | undefined
   #pending: NodeJS.Timeout | undefined
   #running: Promise<void> | undefined
-  #again = false
   #stopped = false
   #lastInfo = 0
-
-  readonly #registration: NodeRegistration
+  /** This controller's mark on its node's key, the same after a lost lease. */
+  readonly #instance = randomUUID()
+  /** The claims each pod names, read once a pod (its volumes do not change). */
+  readonly #claims = new Map<string, string[]>()
 
   constructor(dataDir: string, cluster: Cluster, opts: PublisherOptions) {
     this.#dataDir = dataDir
     this.#cluster = cluster
     this.#opts = opts
-    this.#registration = new NodeRegistration(cluster, opts.node, opts.holder, opts.version)
   }
 
-  /**
-   * Registers the node and starts publishing. NodeTaken when a live
-   * controller holds the node's name; etcd not answering is logged and
-   * tried again, as every later publish is.
-   */
+  /** Registers the node and starts publishing; NodeTaken when a live controller holds the name (etcd not answering is logged, and tried again). */
   async start(): Promise<void> {
     try {
       await this.#register()
@@ -185,66 +144,42 @@ export class FleetPublisher {
     // pod that exits stays in run/): either is a change of its state.
     for (const dir of [...POD_DIRS.map((d) => stateDirPath(this.#dataDir, d)), locksDir(this.#dataDir)]) {
       try {
-        const w = fs.watch(dir, { persistent: false }, () => this.#soon())
-        w.on('error', () => undefined) // a state dir removed: the resync still covers it
-        this.#watchers.push(w)
+        this.#watchers.push(fs.watch(dir, { persistent: false }, () => this.#soon()).on('error', () => undefined))
       } catch {
-        // no such dir yet: the resync covers it
+        // no such dir, or no watch left: the resync covers it, as it covers a dir removed later (the watcher's error)
       }
     }
-    this.#timers.push(setInterval(() => this.#soon(), this.#opts.resyncMs))
+    this.#resync = setInterval(() => this.#soon(), this.#opts.resyncMs)
     this.#soon()
   }
 
-  /**
-   * Stops publishing; the node's lease is revoked, so the fleet sees it
-   * lost at once. A publish in flight gets `waitMs` to end: etcd that does
-   * not answer must not hold a controller's stop.
-   */
+  /** Stops publishing, and revokes the lease so that the fleet sees the node lost at once; an etcd that does not answer holds it `waitMs` at most. */
   async stop(waitMs = 200): Promise<void> {
     this.#stopped = true
     for (const w of this.#watchers) w.close()
-    for (const t of this.#timers) clearInterval(t)
+    clearInterval(this.#resync)
     clearTimeout(this.#pending)
     await Promise.race([this.#running?.catch(() => undefined), new Promise((r) => setTimeout(r, waitMs).unref())])
-    try {
-      await this.#lease?.revoke()
-    } catch {
-      // etcd gone: the lease expires by itself
-    }
+    await this.#lease?.revoke().catch(() => undefined) // etcd gone: the lease expires by itself
   }
 
+  /** Publishes after DEBOUNCE_MS; one publish at a time, so one due while another runs waits for it. */
   #soon(): void {
     if (this.#stopped || this.#pending !== undefined) return
     this.#pending = setTimeout(() => {
       this.#pending = undefined
-      void this.#publishOnce()
+      if (this.#running !== undefined) return this.#soon()
+      this.#running = this.#publish()
+        .catch((er: unknown) => {
+          if (er instanceof NodeTaken) {
+            this.#stopped = true
+            this.#opts.log(`fleet: ${er.message}`)
+            return this.#opts.onTaken?.(er)
+          }
+          this.#opts.log(`fleet: ${(er as Error).message}; trying again in ${Math.round(this.#opts.resyncMs / 1000)}s`)
+        })
+        .finally(() => (this.#running = undefined))
     }, DEBOUNCE_MS)
-  }
-
-  /** One publish at a time; a change seen meanwhile gets one more. */
-  async #publishOnce(): Promise<void> {
-    if (this.#running !== undefined) {
-      this.#again = true
-      return
-    }
-    this.#running = this.#publish()
-      .catch((er: unknown) => {
-        if (er instanceof NodeTaken) {
-          this.#stopped = true
-          this.#opts.log(`fleet: ${er.message}`)
-          return this.#opts.onTaken?.(er)
-        }
-        this.#opts.log(`fleet: ${(er as Error).message}; trying again in ${Math.round(this.#opts.resyncMs / 1000)}s`)
-      })
-      .finally(() => {
-        this.#running = undefined
-        if (this.#again && !this.#stopped) {
-          this.#again = false
-          this.#soon()
-        }
-      })
-    await this.#running
   }
 
   async #register(): Promise<void> {
@@ -260,7 +195,7 @@ export class FleetPublisher {
     })
     granted = lease
     try {
-      await this.#registration.register(lease)
+      await registerNode(this.#cluster, lease, { name: node, version: this.#opts.version, holder: this.#opts.holder, instance: this.#instance })
     } catch (er) {
       void lease.revoke().catch(() => undefined)
       throw er
@@ -293,6 +228,7 @@ export class FleetPublisher {
       await this.#cluster.delete(`${KEYS.pods}${node}/${uuid}`)
       this.#published.delete(uuid)
     }
+    for (const uuid of this.#claims.keys()) if (!now.has(uuid)) this.#claims.delete(uuid)
     // Which pods of this node use the fleet's claims, and run: a pod's exit lets another node have a ReadWriteOnce claim.
     await reconcileAttachments(this.#cluster, node, this.#dataDir, () => this.#using())
     if (Date.now() - this.#lastInfo >= Math.min(this.#opts.resyncMs, 5_000)) {
@@ -301,15 +237,10 @@ export class FleetPublisher {
     }
   }
 
-  /** The claims each pod names, read once a pod (its volumes do not change). */
-  readonly #claims = new Map<string, string[]>()
-
   /** The pods of this node by the claim their manifests name. */
   #using(): Map<string, string[]> {
     const using = new Map<string, string[]>()
-    const seen = new Set<string>()
     for (const pod of listPods(this.#dataDir, Include.all)) {
-      seen.add(pod.uuid)
       try {
         let claims = this.#claims.get(pod.uuid)
         if (claims === undefined) this.#claims.set(pod.uuid, (claims = (pod.podManifest().manifest.volumes ?? []).flatMap((v) => (v.kind === 'persistent' ? [v.claim] : []))))
@@ -320,7 +251,6 @@ export class FleetPublisher {
         pod.close()
       }
     }
-    for (const uuid of this.#claims.keys()) if (!seen.has(uuid)) this.#claims.delete(uuid)
     return using
   }
 }

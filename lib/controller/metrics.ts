@@ -1,32 +1,17 @@
 /**
- * The controller's Prometheus metrics (prom-client), named as seed 004's
- * controller names them, plus podctl's own; and the HTTP endpoint that
- * serves them with /healthz. Loaded only when --metrics-address is given.
+ * The controller's Prometheus metrics (prom-client), named as the external-provisioner's
+ * plus podctl's own, and their HTTP endpoint with /healthz. Loaded only with --metrics-address.
  */
 import http from 'node:http'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { PodctlError } from '../errors.js'
 import { Include, listPods } from '../pod/walk.js'
 
-export interface ControllerMetrics {
-  registry: Registry
-  provisionTotal: Counter<'class' | 'source'>
-  provisionFailed: Counter<'class'>
-  provisionDuration: Histogram<'class'>
-  deleteTotal: Counter<'class'>
-  deleteFailed: Counter<'class'>
-  deleteDuration: Histogram<'class'>
-  leader: Gauge<'name'>
-  pods: Gauge<'state'>
-  gcDeleted: Counter
-  /** Sets podctl_pods{state} from the data dir. */
-  observePods(dataDir: string): void
-}
-
 const CLAIM = 'controller_persistentvolumeclaim'
 const VOLUME = 'controller_persistentvolume'
 
-export const newMetrics = (): ControllerMetrics => {
+/** A fresh registry with the controller's metrics. */
+export const newMetrics = () => {
   const registry = new Registry()
   const registers = [registry]
   const pods = new Gauge({ name: 'podctl_pods', help: 'Pods in the data dir by state', labelNames: ['state'] as const, registers })
@@ -41,7 +26,8 @@ export const newMetrics = (): ControllerMetrics => {
     leader: new Gauge({ name: 'leader_election_master_status', help: '1 while this controller leads', labelNames: ['name'] as const, registers }),
     pods,
     gcDeleted: new Counter({ name: 'podctl_gc_pods_deleted_total', help: 'Pods deleted by the controller gc', registers }),
-    observePods: (dataDir) => {
+    /** Sets podctl_pods{state} from the data dir. */
+    observePods: (dataDir: string): void => {
       const counts = new Map<string, number>()
       for (const p of listPods(dataDir, Include.all)) {
         counts.set(p.state, (counts.get(p.state) ?? 0) + 1)
@@ -52,6 +38,8 @@ export const newMetrics = (): ControllerMetrics => {
     },
   }
 }
+
+export type ControllerMetrics = ReturnType<typeof newMetrics>
 
 /** Parses `HOST:PORT` (`[::1]:9090` for IPv6); EUSAGE otherwise. */
 export const parseAddress = (text: string): { host: string; port: number } => {

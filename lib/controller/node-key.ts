@@ -1,20 +1,14 @@
 /**
- * A node's name in the fleet is held like a lease (CONTRACT §11): the key
- * `nodes/<node>` is put only if absent, bound to its controller's etcd
- * lease, and names its holder. A second controller that registers a name
- * whose key is alive is refused: two publishers of one node would each
- * delete the other's pods from the view. The key of a holder that is
- * gone (its lease ran out) is gone with it; one left by a process of this
- * host that is dead now (a controller killed and restarted at once, before
- * its lease ran out) is taken over, as a lock of a dead holder is.
+ * A node's name in the fleet, held like a lease (CONTRACT §11): `nodes/<node>`,
+ * put only if absent under its controller's etcd lease. A second controller
+ * of a live name is refused: two publishers of one node would each delete the
+ * other's pods from the view.
  */
-import { randomUUID } from 'node:crypto'
 import os from 'node:os'
 import type { Cluster, ClusterLease } from '../cluster/client.js'
-import { KEYS } from '../cluster/keys.js'
+import { KEYS, parseObject } from '../cluster/keys.js'
 import { PodctlError, oneLine } from '../errors.js'
-import { formatOwner, ownOwner, parseOwner } from '../lock/owner.js'
-import { processAlive } from '../proc/identity.js'
+import { formatOwner, ownerAlive, ownOwner, parseOwner } from '../lock/owner.js'
 
 /** What `nodes/<node>` holds. */
 export interface NodeKey {
@@ -29,21 +23,10 @@ export interface NodeKey {
   instance: string
 }
 
-const parse = (text: string): Partial<NodeKey> | undefined => {
-  try {
-    const v = JSON.parse(text) as unknown
-    return v !== null && typeof v === 'object' ? (v as Partial<NodeKey>) : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** Whether the holder recorded in a key is a process of this host that has ended. */
+/** Whether the holder recorded in a key is a process of this host that has ended (another host's is judged by its lease alone). */
 const deadHere = (k: Partial<NodeKey>): boolean => {
   const o = typeof k.owner === 'string' ? parseOwner(k.owner) : undefined
-  const me = ownOwner()
-  if (o === undefined || o.host !== me.host) return false
-  return o.boot !== me.boot || !processAlive(o.pid, o.start)
+  return o !== undefined && o.host === ownOwner().host && !ownerAlive(o, () => undefined)
 }
 
 /** A live controller holds this node's name already. */
@@ -54,46 +37,30 @@ export class NodeTaken extends PodctlError {
   }
 }
 
-/** How one controller registers its node, again after each lost lease, under the same mark. */
-export class NodeRegistration {
-  readonly #cluster: Cluster
-  readonly #node: string
-  readonly #holder: string
-  readonly #version: string
-  readonly #instance = randomUUID()
-
-  constructor(cluster: Cluster, node: string, holder: string, version: string) {
-    this.#cluster = cluster
-    this.#node = node
-    this.#holder = holder
-    this.#version = version
+/** Puts `nodes/<node>` under `lease` (again after a lost lease, with the same `instance`); NodeTaken when a live controller holds it. */
+export const registerNode = async (cluster: Cluster, lease: ClusterLease, me: Pick<NodeKey, 'name' | 'version' | 'holder' | 'instance'>): Promise<void> => {
+  const key = `${KEYS.nodes}${me.name}`
+  const value: NodeKey = {
+    name: me.name,
+    version: me.version,
+    registered_at: new Date().toISOString(),
+    holder: me.holder,
+    host: os.hostname(),
+    owner: formatOwner(ownOwner()),
+    instance: me.instance,
   }
-
-  /** Puts `nodes/<node>` under `lease`; NodeTaken when a live controller holds it. */
-  async register(lease: ClusterLease): Promise<void> {
-    const key = `${KEYS.nodes}${this.#node}`
-    const value: NodeKey = {
-      name: this.#node,
-      version: this.#version,
-      registered_at: new Date().toISOString(),
-      holder: this.#holder,
-      host: os.hostname(),
-      owner: formatOwner(ownOwner()),
-      instance: this.#instance,
+  const write = { put: key, value: JSON.stringify(value), lease }
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (await cluster.commit([{ key, created: '0' }], [write])) return
+    const held = await cluster.get(key)
+    if (held === undefined) continue // its lease ran out just now
+    const k = parseObject<Partial<NodeKey>>(held.value)
+    // Its own key from before a lost lease, or a dead process's of this host (killed and restarted before its lease ran out): taken over, if unchanged meanwhile.
+    if (k?.instance === me.instance || (k !== undefined && deadHere(k))) {
+      if (await cluster.commit([{ key, mod: held.modRevision }], [write])) return
+      continue
     }
-    const write = { put: key, value: JSON.stringify(value), lease }
-    for (let attempt = 0; attempt < 5; attempt++) {
-      if (await this.#cluster.commit([{ key, created: '0' }], [write])) return
-      const held = await this.#cluster.get(key)
-      if (held === undefined) continue // its lease ran out just now
-      const k = parse(held.value)
-      // Its own key from before a lost lease, or a dead process's of this host: taken over, if unchanged meanwhile.
-      if (k?.instance === this.#instance || (k !== undefined && deadHere(k))) {
-        if (await this.#cluster.commit([{ key, mod: held.modRevision }], [write])) return
-        continue
-      }
-      throw new NodeTaken(this.#node, k)
-    }
-    throw new NodeTaken(this.#node, parse((await this.#cluster.get(key))?.value ?? ''))
+    throw new NodeTaken(me.name, k)
   }
+  throw new NodeTaken(me.name, parseObject<Partial<NodeKey>>((await cluster.get(key))?.value))
 }

@@ -1,9 +1,7 @@
 /**
- * The controller's work queue (client-go's rate-limited queue, reduced to
- * what one process needs): a key is queued once however often it is
- * added, a key added for later waits for its time, and a key is handed to
- * one worker at a time: added again while a worker has it, it comes back
- * once that worker is done.
+ * The controller's work queue (client-go's, reduced): a key is queued once
+ * however often it is added, waits for its time when added for later, and
+ * goes to one worker at a time (added meanwhile, it comes back after).
  */
 export class WorkQueue<K> {
   readonly #ready = new Set<K>()
@@ -56,12 +54,12 @@ export class WorkQueue<K> {
     else this.#notify() // a worker waiting for the others to finish (--once) looks again
   }
 
-  /** Ms until the next key waiting for later is due; undefined when none waits. */
-  nextDueIn(): number | undefined {
+  /** Ms until the next key is due: 0 when one is ready, Infinity when none waits. */
+  nextDueIn(): number {
     if (this.#ready.size > 0) return 0
-    let min: number | undefined
-    for (const due of this.#later.values()) min = min === undefined ? due : Math.min(min, due)
-    return min === undefined ? undefined : Math.max(0, min - Date.now())
+    let min = Infinity
+    for (const due of this.#later.values()) min = Math.min(min, due)
+    return Math.max(0, min - Date.now())
   }
 
   /** Resolves when a key is added, after `ms`, or when `signal` aborts: how idle workers wait. */
@@ -80,14 +78,9 @@ export class WorkQueue<K> {
     })
   }
 
-  /** Every waiting worker wakes on an add; those that find nothing wait again. */
+  /** Wakes every waiting worker; those that find nothing wait again. */
   #notify(): void {
     for (const wake of [...this.#waiters]) wake()
-  }
-
-  /** Keys queued or being worked on. */
-  get size(): number {
-    return this.#ready.size + this.#later.size + this.#working.size
   }
 
   /** Keys being worked on now. */

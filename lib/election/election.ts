@@ -1,10 +1,4 @@
-/**
- * Leader election behind one small interface (seed 004's leaderelection
- * package): the lease file of a data dir (file.ts), or a key bound to an
- * etcd lease (etcd.ts). A leader that cannot renew within the renew
- * deadline stops working; the controller decides that, from when the last
- * renewal succeeded.
- */
+/** Leader election behind one interface: a data dir's lease file (file.ts) or an etcd key (etcd.ts); the controller keeps the renew deadline of both. */
 import os from 'node:os'
 
 export interface LeaderElection {
@@ -16,11 +10,7 @@ export interface LeaderElection {
   stepDown(): void
   /** Where the lead is held, for the log: "the lease", "the fleet's lease". */
   readonly what: string
-  /**
-   * Calls `onVacant` as soon as the lead is given up or expires, so that a
-   * standby campaigns at once instead of at its next retry (etcd's
-   * election watches its predecessor the same way). Returns the stop.
-   */
+  /** Calls `onVacant` as soon as the lead is given up or expires, so that a standby campaigns at once; returns the stop. */
   watchVacancy?(onVacant: () => void): () => void
 }
 

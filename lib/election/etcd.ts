@@ -1,18 +1,10 @@
 /**
- * One leader in a fleet (CONTRACT §11): the key `<prefix>election/controller`,
- * put only if absent and bound to an etcd lease of --lease-duration that
- * the leader renews every retry period. The leader counts its renewals
- * from when it sent them, so a leader cut off from etcd's quorum stops
- * working at its renew deadline, before etcd can expire the lease and let
- * another take the key. SIGTERM revokes the lease, which deletes the key
- * at once. etcd3's own `campaign` queues candidates by create revision
- * and gives no hook for "stop before the lease can expire".
- *
- * `<prefix>election/history` keeps what outlives a leader: how many times
- * the lead changed hands, and who took it last.
+ * One leader in a fleet (CONTRACT §11): `election/controller`, put only if
+ * absent under an etcd lease that the leader renews (not etcd3's `campaign`,
+ * which has no hook to stop before the lease can expire: Documentation/devel/fleet.md).
  */
 import type { Cluster, ClusterLease } from '../cluster/client.js'
-import { KEYS } from '../cluster/keys.js'
+import { KEYS, parseObject } from '../cluster/keys.js'
 import type { LeaderElection } from './election.js'
 
 /** What the election key holds: `controller status --cluster`. */
@@ -28,13 +20,8 @@ export interface ElectionHistory {
   last_holder: string | null
 }
 
-const parse = <T>(text: string | undefined): T | undefined => {
-  try {
-    return text === undefined ? undefined : (JSON.parse(text) as T)
-  } catch {
-    return undefined // damaged: as if absent (the history counts again from 0)
-  }
-}
+// A damaged history is as if absent: it counts again from 0.
+const historyOf = (text: string | undefined): ElectionHistory => parseObject<ElectionHistory>(text) ?? { transitions: 0, last_holder: null }
 
 export class FleetElection implements LeaderElection {
   readonly what = "the fleet's lease"
@@ -59,21 +46,20 @@ export class FleetElection implements LeaderElection {
     // One read when someone leads, which is the usual answer of a standby.
     if (await this.#cluster.get(KEYS.election)) return false
     const history = await this.#cluster.get(KEYS.history)
-    const past = parse<ElectionHistory>(history?.value) ?? { transitions: 0, last_holder: null }
+    const past = historyOf(history?.value)
     const lease = await this.#cluster.grantLease(this.#ttlS)
     const leader: FleetLeader = { holder: this.#identity, node: this.#node, acquired_at: new Date().toISOString(), lease_duration_s: this.#ttlS }
     const next: ElectionHistory = { transitions: past.transitions + 1, last_holder: this.#identity }
-    const won = await this.#cluster
-      .commit(
-        [{ key: KEYS.election, created: '0' }, history ? { key: KEYS.history, mod: history.modRevision } : { key: KEYS.history, created: '0' }],
+    let won: string | undefined
+    try {
+      won = await this.#cluster.commit(
+        [{ key: KEYS.election, created: '0' }, { key: KEYS.history, ...(history ? { mod: history.modRevision } : { created: '0' }) }],
         [{ put: KEYS.election, value: JSON.stringify(leader), lease }, { put: KEYS.history, value: JSON.stringify(next) }],
       )
-      .catch(async (er: unknown) => {
-        await lease.revoke().catch(() => {})
-        throw er
-      })
-    if (!won) await lease.revoke().catch(() => {})
-    else this.#lease = lease
+    } finally {
+      if (won === undefined) await lease.revoke().catch(() => {})
+    }
+    if (won !== undefined) this.#lease = lease
     return won !== undefined
   }
 
@@ -100,7 +86,7 @@ export class FleetElection implements LeaderElection {
 /** Who leads the fleet (undefined: nobody), and the history of the lead. */
 export const fleetLeader = async (cluster: Cluster): Promise<{ leader: FleetLeader | undefined; history: ElectionHistory }> => {
   const [key, history] = await Promise.all([cluster.get(KEYS.election), cluster.get(KEYS.history)])
-  return { leader: parse<FleetLeader>(key?.value), history: parse<ElectionHistory>(history?.value) ?? { transitions: 0, last_holder: null } }
+  return { leader: parseObject<FleetLeader>(key?.value), history: historyOf(history?.value) }
 }
 
 /** Whether a controller leads the fleet now (its election key lives only as long as its lease). */

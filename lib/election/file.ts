@@ -1,14 +1,8 @@
 /**
- * The lease of a data dir (seed 004's leader election, with a file in the
- * place of the Kubernetes Lease object): `<data>/controller/lease.json`,
- * read and replaced only under the lock `volume-locks/controller.lease`,
- * which is held for one read-modify-write, never while leading.
- *
- * A lease is live while its holder renews it within `lease_duration_s`.
- * On this host a holder that is provably gone (its process ended, the
- * machine rebooted) holds nothing, at once: commands then do their own
- * provisioning instead of waiting for a dead controller, and standbys do
- * not wait out the lease of a SIGKILLed leader.
+ * A data dir's lease, `<data>/controller/lease.json`, replaced under the lock
+ * `volume-locks/controller.lease` held for one read-modify-write, never while
+ * leading. A holder on this host that is provably gone holds nothing at once,
+ * so that neither commands nor standbys wait out a SIGKILLed leader's lease.
  */
 import path from 'node:path'
 import { PodctlError } from '../errors.js'
@@ -75,33 +69,28 @@ export const leaseLive = (l: Lease | undefined, now = Date.now()): boolean => {
   return owner === undefined || ownerAlive(owner, () => Date.parse(l.renewed_at!), now)
 }
 
-/** Whether a controller leads on this data dir now. */
-export const controllerLive = (dataDir: string): boolean => {
+/** The lease, or undefined when there is none or it is damaged: a damaged lease leads nobody, and the controller rewrites it. */
+const leaseOrNone = (dataDir: string): Lease | undefined => {
   try {
-    return leaseLive(readLease(dataDir))
+    return readLease(dataDir)
   } catch {
-    return false // a damaged lease leads nobody; the controller rewrites it
+    return undefined
   }
 }
 
-const withLeaseLock = <T>(dataDir: string, fn: () => T, timeoutMs: number): T => withLockAt(leaseLock(dataDir), 'the controller lease', { wait: true, timeoutMs }, fn)
+/** Whether a controller leads on this data dir now. */
+export const controllerLive = (dataDir: string): boolean => leaseLive(leaseOrNone(dataDir))
 
 const isMine = (l: Lease | undefined, identity: string): boolean => l?.holder === identity && l.owner === formatOwner(ownOwner())
 
 /** The data dir's lease file as a LeaderElection; `lockTimeoutMs` bounds each wait for the lease's lock. */
-export const fileElection = (dataDir: string, identity: string, leaseDurationMs: number, lockTimeoutMs: number): LeaderElection => ({
-  what: 'the lease',
-  // Takes the lease if nobody holds it live, or renews it if this process holds it.
-  tryAcquireOrRenew: async () =>
-    withLeaseLock(
-      dataDir,
-      () => {
-        let current: Lease | undefined
-        try {
-          current = readLease(dataDir)
-        } catch {
-          current = undefined // damaged: taken over and rewritten
-        }
+export const fileElection = (dataDir: string, identity: string, leaseDurationMs: number, lockTimeoutMs: number): LeaderElection => {
+  const locked = async <T>(fn: () => T): Promise<T> => withLockAt(leaseLock(dataDir), 'the controller lease', { wait: true, timeoutMs: lockTimeoutMs }, fn)
+  return {
+    what: 'the lease',
+    tryAcquireOrRenew: () =>
+      locked(() => {
+        const current = leaseOrNone(dataDir)
         const now = new Date().toISOString()
         const mine = isMine(current, identity)
         if (!mine && leaseLive(current)) return false
@@ -114,18 +103,13 @@ export const fileElection = (dataDir: string, identity: string, leaseDurationMs:
           owner: formatOwner(ownOwner()),
         })
         return true
-      },
-      lockTimeoutMs,
-    ),
-  // A standby takes a released lease at its next try instead of waiting for it to expire.
-  release: async () =>
-    withLeaseLock(
-      dataDir,
-      () => {
+      }),
+    // A standby takes a released lease at its next try instead of waiting for it to expire.
+    release: () =>
+      locked(() => {
         const current = readLease(dataDir)
         if (current && isMine(current, identity)) writeLease(dataDir, { ...current, holder: null, owner: null })
-      },
-      lockTimeoutMs,
-    ),
-  stepDown: () => {},
-})
+      }),
+    stepDown: () => {},
+  }
+}
