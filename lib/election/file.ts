@@ -53,7 +53,7 @@ export const readLease = (dataDir: string): Lease | undefined => {
     why = 'not valid JSON'
   }
   why ??= leaseProblem(v)
-  if (why) throw new PodctlError('EFAILED', `controller lease lease is damaged: ${why}`, `look at ${file}; remove it by hand if it cannot be repaired`)
+  if (why) throw new PodctlError('EFAILED', `the controller lease is damaged: ${why}`, `look at ${file}; remove it by hand if it cannot be repaired`)
   return v as Lease
 }
 
