@@ -6,6 +6,8 @@
 // that is not renewed expires, while one that is renewed does not. Time
 // only bounds the polls: no assertion is about how long something took.
 import t from 'tap'
+import fs from 'node:fs'
+import path from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { Cluster } from '../../lib/cluster/client.js'
 import type { LeaderElection } from '../../lib/election/election.js'
@@ -174,4 +176,18 @@ t.test("the fleet's election key in etcd", { skip: etcdMissing ?? false }, async
       transitions: async () => (await fleetLeader(observer)).history.transitions,
     }
   })
+})
+
+t.test("a damaged lease file: EFAILED naming what is wrong and the file, never a stack trace", async (t) => {
+  const dir = dataDir(t)
+  const file = path.join(dir, 'controller', 'lease.json')
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  for (const [text, why] of [
+    ['{', 'not valid JSON'],
+    ['[]', 'not an object'],
+    ['{"holder":7,"lease_duration_s":15,"transitions":0,"renewed_at":null}', 'bad holder'],
+  ] as const) {
+    fs.writeFileSync(file, text)
+    t.throws(() => readLease(dir), { code: 'EFAILED', message: `the controller lease is damaged: ${why}`, hint: new RegExp(`look at ${file}`) }, text)
+  }
 })
