@@ -13,6 +13,7 @@ const HOST_DIRS = new Set(['bin', 'boot', 'dev', 'etc', 'home', 'lib', 'lib32', 
 /** Whole trees that hold no storage: the kernel's views. */
 const KERNEL_TREES = new Set(['proc', 'sys'])
 const MAX_PATH = 4096
+/** A control character: what a name, a path or a parameter given from outside must not hold. */
 // eslint-disable-next-line no-control-regex
 export const CONTROL_RE = /[\x00-\x1f\x7f]/
 

@@ -200,10 +200,9 @@ export const removeClaim = async (store: ClaimStore, name: string, opts: BinderO
 }
 
 /**
- * Applies a released volume's reclaim policy, once, under its lock: `delete`
- * asks its provisioner to delete the storage, then removes the record. Not
- * its provisioner's volume (IgnoredError): left released; a failure is kept
- * on the volume, which stays released, and thrown.
+ * Applies a released volume's reclaim policy, once, under its lock. Not its
+ * provisioner's (IgnoredError): left released; a failed delete is kept on
+ * the volume, which stays released, and thrown.
  */
 export const reclaimVolume = (store: ClaimStore, name: string, opts: BinderOptions = {}): Promise<ReclaimOutcome> =>
   store.withLock('volume', name, opts.lockWaitMs, async (held): Promise<ReclaimOutcome> => {

@@ -35,8 +35,6 @@ export interface VolumeClaim {
 /** A claim's uid: a UUID, lower case, as randomUUID makes them. */
 export const CLAIM_UID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-const isTime = (v: unknown): boolean => typeof v === 'string' && !Number.isNaN(Date.parse(v))
-
 /** What is wrong with a claim as stored, if anything: a fleet's come from etcd, which podctl does not trust. */
 const claimProblem = (v: unknown): string | undefined => {
   if (!isObject(v)) return 'not a JSON object'
@@ -54,7 +52,7 @@ const claimProblem = (v: unknown): string | undefined => {
   // The volume a claim provisions is always named after it (binder.ts).
   if (p !== null && (typeof p !== 'object' || p.volume !== `pvc-${c.uid}` || typeof p.started_at !== 'string')) return 'bad provisioning'
   if (!Number.isSafeInteger(c.failures) || c.failures! < 0) return 'bad failures'
-  if (c.retry_at !== null && !isTime(c.retry_at)) return 'bad retry_at'
+  if (c.retry_at !== null && (typeof c.retry_at !== 'string' || Number.isNaN(Date.parse(c.retry_at)))) return 'bad retry_at'
   if (!Array.isArray(c.events)) return 'bad events'
   return undefined
 }

@@ -53,6 +53,7 @@ export interface ObjectKind<T> {
   missingHint: (name: string) => string
 }
 
+/** A JSON object: not null, not an array. */
 export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
 /** What `fn` returns, or undefined when it throws. */

@@ -1,9 +1,7 @@
 /**
  * Which program an `exec:` provisioner runs: `exec:NAME` is `<dir>/NAME` of
- * the node's own configuration, as the kubelet finds a FlexVolume driver;
- * only a data dir's class may give `exec:/abs/path` (CONTRACT §10). The
- * program and the directories on its way must be safe from others
- * (lib/fs/trust.ts). Why: Documentation/devel/controller.md, Provisioner programs.
+ * the node's own configuration, and only a data dir's class may name a path,
+ * the program safe from others (Documentation/devel/controller.md).
  */
 import path from 'node:path'
 import { PodctlError, oneLine } from '../errors.js'

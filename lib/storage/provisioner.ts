@@ -11,6 +11,7 @@ import { runBounded } from '../proc/bounded-child.js'
 import { answeredPathProblem } from './answer-path.js'
 import type { VolumeClass } from './classes.js'
 import { minSizeLimit } from './local/volumes.js'
+import { isObject, unlessError } from './objects.js'
 import { programOf, type ProgramOptions } from './provisioner-programs.js'
 import { pvView, type PvView } from './local/pv-view.js'
 import { newVolumeRecord, type PvRecord } from './volume-record.js'
@@ -109,14 +110,10 @@ const callExec = async (program: string, shown: string, verb: 'provision' | 'del
   if (r.killedFor !== undefined && ctx.signal?.aborted) throw new CallStopped(`provisioner ${shown} ${verb} ${r.killedFor}`)
   if (r.killedFor !== undefined) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} ${r.killedFor}${said}`)
   if (r.status !== 0) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} failed (${r.signal ? `killed by ${r.signal}` : `exit code ${r.status}`})${said}`)
-  let answer: unknown
-  try {
-    answer = JSON.parse(r.stdout.toString('utf8'))
-  } catch {
-    throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} printed no JSON object on stdout${said}`)
-  }
-  if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} printed ${shortJson(answer)}, not a JSON object`)
-  return answer as Record<string, unknown>
+  const answer: unknown = unlessError(() => JSON.parse(r.stdout.toString('utf8'))) // JSON has no undefined
+  if (answer === undefined) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} printed no JSON object on stdout${said}`)
+  if (!isObject(answer)) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} printed ${shortJson(answer)}, not a JSON object`)
+  return answer
 }
 
 /** A value from outside in a message: JSON (so control characters are escaped), cut short. */

@@ -1,9 +1,7 @@
 /**
- * Where classes, claims and provisioned volumes are kept, as the
- * external-provisioner hands persistence to its VolumeStore: the binder
- * decides over it, for a data dir or a fleet's etcd. A change is made under
- * the object's lock and given what the lock holds and the revision it read:
- * a fleet's write requires both unchanged (else Conflict).
+ * Where classes, claims and provisioned volumes are kept (a data dir, a
+ * fleet's etcd), as the external-provisioner hands persistence to its
+ * VolumeStore; the binder decides (Documentation/devel/controller.md).
  */
 import { PodctlError } from '../errors.js'
 import type { Guard } from '../cluster/client.js'

@@ -1,8 +1,7 @@
 /**
  * Which nodes' pods use a fleet claim, as Kubernetes' VolumeAttachment:
- * `<prefix>attachments/<claim>`, `{"claim", "uid", "nodes": {"<node>":
- * {"pods": [...], "running": [...]}}}`, each node writing its own entry
- * from its data dir (Documentation/devel/fleet.md, Attachments).
+ * `<prefix>attachments/<claim>`, each node writing its own entry from its
+ * data dir (Documentation/devel/fleet.md, Attachments).
  */
 import type { Cluster, Guard, Write } from '../../cluster/client.js'
 import { KEYS } from '../../cluster/keys.js'

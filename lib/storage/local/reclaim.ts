@@ -61,9 +61,9 @@ export const reclaimUnbound = (dataDir: string, rec: PvRecord): UnbindOutcome =>
 }
 
 /**
- * `retain` and `recycle` of a volume released by its claim, under its
- * lock: available again (recycled first). A recycle podctl may not do is
- * kept on the volume, which stays released, as Kubernetes keeps a volume no recycler can take.
+ * `retain` and `recycle` of a volume released by its claim, under its lock:
+ * available again, recycled first. A recycle podctl may not do is kept on
+ * the volume, which stays released.
  */
 export const keepReleased = (dataDir: string, rec: PvRecord): ReclaimOutcome => {
   if (rec.reclaim === 'recycle' && rec.provisioned?.path) {

@@ -26,11 +26,7 @@ const stored = <T>(value: T | undefined): Stored<T> | undefined => (value === un
 /** The claim object of that name in the data dir, if any. */
 export const findClaim = (dataDir: string, name: string): VolumeClaim | undefined => readObject(dataDir, CLAIM, name)
 
-/**
- * The persistent volume a manifest's `"claim": NAME` means: the volume a
- * claim object of that name is bound to, or else the volume named NAME
- * itself (CONTRACT §7, unchanged). EBADSTATE for a claim not bound yet.
- */
+/** The volume a manifest's `"claim": NAME` means: claim NAME's, else the volume NAME (CONTRACT §7); EBADSTATE if not bound yet. */
 export const volumeOfClaim = (dataDir: string, name: string): string => {
   const c = findClaim(dataDir, name)
   if (c === undefined) return name

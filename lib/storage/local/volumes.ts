@@ -1,8 +1,7 @@
 /**
- * Persistent volumes of a data dir (CONTRACT §7), made under a temporary
- * name and renamed into place, removed by renaming them away first
- * (Documentation/devel/volumes.md). A record changes only under the
- * volume's lock, which also serializes the bindings of pods to it.
+ * Persistent volumes of a data dir (CONTRACT §7; Documentation/devel/volumes.md).
+ * A record changes only under the volume's lock, which also serializes the
+ * bindings of pods to it.
  */
 import fs from 'node:fs'
 import path from 'node:path'
