@@ -1,17 +1,7 @@
 /**
- * Binding claims to volumes and reclaiming released volumes: the work of
- * seed 004's ProvisionController, written once over a ClaimStore (the data
- * dir's files, or a fleet's etcd), for the controller and for the commands
- * that do it inline when no controller leads (CONTRACT §8, §11).
- *
- * Exactly once. A claim changes only under its lock, a volume only under
- * its own. Before its provisioner is called, the claim records the name of
- * the volume it will get ("provisioning"), so a provision cut short by a
- * crash is called again with the same name; the volume's record names its
- * claim (claim_ref) no later than the claim names the volume, so a crash
- * between the two is finished by the next sync, which looks for a volume
- * naming the claim first. A released volume is deleted under its lock,
- * once.
+ * Binding claims and reclaiming volumes over a ClaimStore, for the
+ * controller and for commands when none leads (CONTRACT §8, §11): seed
+ * 004's ProvisionController. Why once: Documentation/devel/controller.md.
  */
 import { parseBytes } from '../bytes.js'
 import { PodctlError, isPodctlError, shortId } from '../errors.js'
@@ -25,7 +15,7 @@ import type { VolumeClass } from './classes.js'
 import { pvView } from './local/pv-view.js'
 import type { NewEvent } from './objects.js'
 import { CallStopped, IgnoredError, provisionerOf, tooSmall, type ProvisionRequest, type Provisioner } from './provisioner.js'
-import { Conflict, type ClaimStore, type ClaimUser, type Held, type ReclaimOutcome, type Stored } from './store.js'
+import { Conflict, type ClaimStore, type Held, type ReclaimOutcome, type Stored } from './store.js'
 import { newVolumeRecord, provisionedName, type PvRecord } from './volume-record.js'
 
 export interface BinderOptions {
@@ -47,18 +37,20 @@ export interface BinderOptions {
 
 export const DEFAULT_FAILED_THRESHOLD = 15
 
-/**
- * The one retry policy of claims and volumes: after `failures` failures, a
- * delay doubling from `minMs` up to `maxMs` (the seed's exponential
- * backoff; not exponential: `minMs` each time).
- */
+/** The one retry policy of claims and volumes: after `failures` failures, a delay doubling from `minMs` up to `maxMs` (else `minMs`). */
 export const backoffMs = (failures: number, { exponential = true, minMs = 1000, maxMs = 5 * 60_000 } = {}): number =>
   exponential ? Math.min(maxMs, minMs * 2 ** Math.max(0, failures - 1)) : minMs
 
 const later = (ms: number): string => new Date(Date.now() + ms).toISOString()
 
-/** How the binder finds a class's provisioner: the options' own, or the class's through this node's provisioners directory. */
-const provisionerFor = (store: ClaimStore, opts: BinderOptions) => (cls: VolumeClass): Provisioner =>
+/** Whether a claim that failed `failures` times is given up until it changes. */
+const givenUp = (failures: number, opts: BinderOptions): boolean => {
+  const threshold = opts.failedProvisionThreshold ?? DEFAULT_FAILED_THRESHOLD
+  return threshold > 0 && failures >= threshold
+}
+
+/** A class's provisioner: the options' own, or the class's through this node's provisioners directory. */
+const provisionerFor = (store: ClaimStore, opts: BinderOptions, cls: VolumeClass): Provisioner =>
   opts.provisionerFor?.(cls) ?? provisionerOf(cls, { provisionersDir: opts.provisionersDir, fleet: store.node !== undefined, node: store.node })
 
 /** Whether a static volume fits a claim: its access mode, and room for the size asked. */
@@ -80,10 +72,9 @@ export interface SyncResult {
 }
 
 /**
- * One step toward binding claim `name`, under its lock: bound already, or
- * bound to a volume that names it, or to a fitting static volume, or
- * provisioned through its class. Failures are recorded on the claim
- * (events, failures, retry_at), not thrown, unless the claim is gone.
+ * One step toward binding claim `name`, under its lock: to a volume that
+ * names it, a fitting static volume, or one provisioned through its class.
+ * Failures are recorded on the claim, not thrown, unless the claim is gone.
  */
 export const syncClaim = (store: ClaimStore, name: string, opts: BinderOptions = {}): Promise<SyncResult> =>
   store.withLock('claim', name, opts.lockWaitMs, async (held): Promise<SyncResult> => {
@@ -102,8 +93,7 @@ export const syncClaim = (store: ClaimStore, name: string, opts: BinderOptions =
       if (!v.provisioned && (await store.bindStatic(v.name, c, fits(c)))) return { claim: await save(boundTo(c, v), succeeded(`bound to available volume ${v.name}`)), outcome: 'bound' }
     }
     if (c.class === null) return { claim: c, outcome: 'no-class' }
-    const threshold = opts.failedProvisionThreshold ?? DEFAULT_FAILED_THRESHOLD
-    if (threshold > 0 && c.failures >= threshold) return { claim: c, outcome: 'given-up' }
+    if (givenUp(c.failures, opts)) return { claim: c, outcome: 'given-up' }
     if (c.retry_at !== null && Date.parse(c.retry_at) > Date.now()) return { claim: c, outcome: 'waiting' }
     return provision(store, s, cls, held, opts)
   })
@@ -114,19 +104,18 @@ const provision = async (store: ClaimStore, claim: Stored<VolumeClaim>, cls: Vol
   const started = performance.now()
   const failed = async (error: PodctlError): Promise<SyncResult> => {
     const failures = s.value.failures + 1
-    const threshold = opts.failedProvisionThreshold ?? DEFAULT_FAILED_THRESHOLD
-    const givenUp = threshold > 0 && failures >= threshold
+    const gaveUp = givenUp(failures, opts)
     const c = await save(
-      { ...s.value, failures, retry_at: givenUp ? null : later(backoffMs(failures, { exponential: opts.exponentialBackoff })) },
-      { type: 'Warning', reason: 'ProvisioningFailed', message: `${givenUp ? `gave up after ${failures} failures: ` : ''}${error.message}` },
+      { ...s.value, failures, retry_at: gaveUp ? null : later(backoffMs(failures, { exponential: opts.exponentialBackoff })) },
+      { type: 'Warning', reason: 'ProvisioningFailed', message: `${gaveUp ? `gave up after ${failures} failures: ` : ''}${error.message}` },
     )
     return { claim: c, outcome: 'failed', error, provisionMs: performance.now() - started }
   }
   if (!cls) return failed(new PodctlError('EFAILED', `volume class ${s.value.class} does not exist${store.node === undefined ? '' : ' in the fleet'}`))
   const identity = opts.identity ?? store.identity
-  const provisioner = provisionerFor(store, opts)(cls)
+  const provisioner = provisionerFor(store, opts, cls)
   const c = s.value
-  const volumeName = c.provisioning?.volume ?? provisionedName(c.uid)
+  const volumeName = provisionedName(c.uid)
   const req: ProvisionRequest = { volumeName, claim: { name: c.name, size_bytes: c.size_bytes, access_mode: c.access_mode }, class: cls, dataDir: store.dataDir }
   if (provisioner.shouldProvision && !provisioner.shouldProvision(req)) return { claim: c, outcome: 'waiting' }
   if (c.provisioning === null) {
@@ -172,17 +161,6 @@ const provision = async (store: ClaimStore, claim: Stored<VolumeClaim>, cls: Vol
   return { claim: await save(boundTo(s.value, existing.value), event), outcome: 'provisioned', provisionMs }
 }
 
-/** A claim that pods use cannot go (EBADSTATE, exit 4): they are named, with the node of those elsewhere. */
-const claimInUse = (name: string, users: ClaimUser[]): PodctlError => {
-  const shown = users.slice(0, 3)
-  const nodes = [...new Set(shown.flatMap((u) => u.node ?? []))]
-  return new PodctlError(
-    'EBADSTATE',
-    `volume claim ${name} is used by ${users.length === 1 ? 'pod' : 'pods'} ${shown.map((u) => `${u.pod}${u.node === undefined ? '' : ` (node ${u.node})`}`).join(', ')}${users.length > 3 ? ', …' : ''}`,
-    `remove ${users.length === 1 ? 'that pod' : 'those pods'} first: podctl rm ${shown.map((u) => shortId(u.pod)).join(' ')}${nodes.length > 0 ? ` (on node ${nodes.join(', ')})` : ''}`,
-  )
-}
-
 export interface ReleaseResult {
   claim: VolumeClaim
   /** The volume it was bound to, released now, and what its reclaim policy did (undefined when a controller will). */
@@ -191,15 +169,22 @@ export interface ReleaseResult {
 }
 
 /**
- * `volume claim rm`: removes the claim (EBADSTATE, exit 4, while a pod
- * that is not removed uses it) and releases its volume; with `reclaim`,
- * applies the volume's reclaim policy now (no controller leads).
+ * `volume claim rm`: EBADSTATE (exit 4) while pods not removed use it;
+ * releases its volume, and with `reclaim` applies its policy now.
  */
 export const removeClaim = async (store: ClaimStore, name: string, opts: BinderOptions & { reclaim: boolean }): Promise<ReleaseResult> => {
   const released = await store.withLock('claim', name, opts.lockWaitMs, async (held) => {
     const s = await store.readClaim(name)
     const users = await store.podsUsing(s.value)
-    if (users.length > 0) throw claimInUse(name, users)
+    if (users.length > 0) {
+      const shown = users.slice(0, 3)
+      const nodes = [...new Set(shown.flatMap((u) => u.node ?? []))]
+      throw new PodctlError(
+        'EBADSTATE',
+        `volume claim ${name} is used by ${users.length === 1 ? 'pod' : 'pods'} ${shown.map((u) => `${u.pod}${u.node === undefined ? '' : ` (node ${u.node})`}`).join(', ')}${users.length > 3 ? ', …' : ''}`,
+        `remove ${users.length === 1 ? 'that pod' : 'those pods'} first: podctl rm ${shown.map((u) => shortId(u.pod)).join(' ')}${nodes.length > 0 ? ` (on node ${nodes.join(', ')})` : ''}`,
+      )
+    }
     // The volume first: a crash after it leaves a claim that syncs to "lost" and can be removed again.
     const v = await store.ownVolume(s.value)
     await store.release(s, v, held)
@@ -215,12 +200,9 @@ export const removeClaim = async (store: ClaimStore, name: string, opts: BinderO
 }
 
 /**
- * Applies a released volume's reclaim policy, once, under its lock:
- * `retain` and `recycle` as its store keeps volumes (keep), `delete` asks
- * its provisioner to delete the storage, then removes the record. Its
- * provisioner's IgnoredError (the seed's: not its volume) leaves it
- * released; a failure is kept on the volume and thrown, and the volume
- * stays released for the next try.
+ * Applies a released volume's reclaim policy, once, under its lock. Not its
+ * provisioner's (IgnoredError): left released; a failed delete is kept on
+ * the volume, which stays released, and thrown.
  */
 export const reclaimVolume = (store: ClaimStore, name: string, opts: BinderOptions = {}): Promise<ReclaimOutcome> =>
   store.withLock('volume', name, opts.lockWaitMs, async (held): Promise<ReclaimOutcome> => {
@@ -230,7 +212,7 @@ export const reclaimVolume = (store: ClaimStore, name: string, opts: BinderOptio
     const p = s.value.provisioned
     if (p) {
       // In a fleet, the program is the one this node maps the recorded name to: etcd names a provisioner, never a program.
-      const provisioner = provisionerFor(store, opts)({ name: p.class, provisioner: p.provisioner, parameters: p.parameters } as VolumeClass)
+      const provisioner = provisionerFor(store, opts, { name: p.class, provisioner: p.provisioner, parameters: p.parameters } as VolumeClass)
       const v = { ...pvView(store.dataDir, s.value), capacity_bytes: p.capacity_bytes, class: p.class, parameters: p.parameters, claim: s.value.claim_ref?.name ?? '' }
       if (provisioner.shouldDelete && !provisioner.shouldDelete(v)) return 'ignored'
       try {
@@ -267,14 +249,13 @@ export interface WaitOptions extends BinderOptions {
 }
 
 /**
- * Before a pod runs: every claim of the store that its manifest names is
- * bound. Without a live controller, this process provisions them (inline);
- * with one, it waits for the controller to (ETIMEOUT after `timeoutMs`).
- * A name that is no claim of the store is left alone (a volume's name).
+ * Before a pod runs: every claim of the store its manifest names is bound,
+ * inline without a live controller, else by it (ETIMEOUT after `timeoutMs`).
+ * A name that is no claim of the store is a volume's, left alone.
  */
 export const ensureClaimsBound = async (store: ClaimStore, m: PodManifest, opts: WaitOptions = {}): Promise<void> => {
   const deadline = Date.now() + (opts.timeoutMs ?? 5 * 60_000)
-  const { flag } = store
+  const flag = store.flag
   const local = store.node === undefined
   for (const v of m.volumes ?? []) {
     if (v.kind !== 'persistent') continue

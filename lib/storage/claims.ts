@@ -1,18 +1,12 @@
-/**
- * Volume claims (CONTRACT §8): a request for a volume, bound to exactly
- * one. A claim is `pending` until bound, then `bound`; `lost` when its
- * volume disappeared. While a volume is being provisioned for it,
- * `provisioning` names that volume, so a provision cut short by a crash
- * is resumed under the same name. What a claim is and how one is checked;
- * a store keeps them (local/store.ts, fleet/store.ts).
- */
+/** Volume claims (CONTRACT §8), requests for a volume, and how a stored one is checked; a store keeps them. */
 import { PodctlError } from '../errors.js'
 import { NAME_RE, type AccessMode } from '../pod/manifest.js'
 import { randomUUID } from '../pod/pod.js'
 import { isoTime } from '../pod/record.js'
 import { ACCESS_MODES } from './access-modes.js'
-import type { ObjectEvent, ObjectKind } from './objects.js'
+import { checkName, isObject, type ObjectEvent, type ObjectKind } from './objects.js'
 
+/** `pending` until bound, then `bound`; `lost` when its volume disappeared. */
 export type ClaimPhase = 'pending' | 'bound' | 'lost'
 
 export interface VolumeClaim {
@@ -28,7 +22,7 @@ export interface VolumeClaim {
   created_at: string
   bound_at: string | null
   provisioned_by: string | null
-  /** The volume being provisioned, from the first call to the provisioner until the claim is bound. */
+  /** The volume being provisioned, from the first call to the provisioner until the claim is bound: a call cut short by a crash is made again for the same name. */
   provisioning: { volume: string; started_at: string } | null
   /** Failed provisioning attempts since the claim last changed, and when the next may run. */
   failures: number
@@ -41,16 +35,10 @@ export interface VolumeClaim {
 /** A claim's uid: a UUID, lower case, as randomUUID makes them. */
 export const CLAIM_UID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-const isTime = (v: unknown): boolean => typeof v === 'string' && !Number.isNaN(Date.parse(v))
-
-/**
- * What is wrong with a claim as stored, if anything. Claims of a fleet are
- * read from etcd, which podctl does not trust: every field that names a
- * volume, a class or a size is checked before it is used.
- */
+/** What is wrong with a claim as stored, if anything: a fleet's come from etcd, which podctl does not trust. */
 const claimProblem = (v: unknown): string | undefined => {
-  const c = v as Partial<VolumeClaim> | null
-  if (c === null || typeof c !== 'object' || Array.isArray(c)) return 'not a JSON object'
+  if (!isObject(v)) return 'not a JSON object'
+  const c = v as Partial<VolumeClaim>
   if (c.version !== 1) return 'unknown version'
   if (typeof c.name !== 'string' || !NAME_RE.test(c.name)) return 'bad name'
   if (typeof c.uid !== 'string' || !CLAIM_UID_RE.test(c.uid)) return 'bad uid'
@@ -64,7 +52,7 @@ const claimProblem = (v: unknown): string | undefined => {
   // The volume a claim provisions is always named after it (binder.ts).
   if (p !== null && (typeof p !== 'object' || p.volume !== `pvc-${c.uid}` || typeof p.started_at !== 'string')) return 'bad provisioning'
   if (!Number.isSafeInteger(c.failures) || c.failures! < 0) return 'bad failures'
-  if (c.retry_at !== null && !isTime(c.retry_at)) return 'bad retry_at'
+  if (c.retry_at !== null && (typeof c.retry_at !== 'string' || Number.isNaN(Date.parse(c.retry_at)))) return 'bad retry_at'
   if (!Array.isArray(c.events)) return 'bad events'
   return undefined
 }
@@ -74,12 +62,6 @@ export const CLAIM: ObjectKind<VolumeClaim> = {
   dir: 'claims',
   problem: claimProblem,
   missingHint: () => 'see podctl volume claim list; make one with podctl volume claim create NAME --class CLASS --size SIZE',
-}
-
-export const checkClaimName = (name: string): void => {
-  if (!NAME_RE.test(name)) {
-    throw new PodctlError('EUSAGE', `invalid claim name ${JSON.stringify(name)}: 1 to 63 characters of a-z, 0-9 and "-", starting with a letter or digit`)
-  }
 }
 
 export interface CreateClaimOptions {
@@ -92,7 +74,7 @@ export interface CreateClaimOptions {
 
 /** Checks a new claim's name and options (EUSAGE); its access mode. */
 export const checkClaimOptions = (name: string, opts: CreateClaimOptions): AccessMode => {
-  checkClaimName(name)
+  checkName('claim', name)
   const mode = opts.accessMode ?? 'ReadWriteOnce'
   if (!ACCESS_MODES.includes(mode)) throw new PodctlError('EUSAGE', `invalid access mode ${JSON.stringify(mode)}: ReadWriteOnce or ReadWriteMany`)
   if (opts.sizeBytes !== undefined && !(Number.isSafeInteger(opts.sizeBytes) && opts.sizeBytes > 0)) throw new PodctlError('EUSAGE', `invalid size ${opts.sizeBytes}: a positive number of bytes`)
@@ -120,13 +102,10 @@ export const newClaim = (name: string, clsName: string | null, mode: AccessMode,
 
 /** A claim of the name exists already: fine when `existingOk` and it asks for the same, EBADSTATE otherwise. */
 export const existingClaim = (old: VolumeClaim, clsName: string | null, opts: CreateClaimOptions): VolumeClaim => {
-  if (opts.existingOk && sameRequest(old, clsName, opts.sizeBytes ?? null, opts.accessMode ?? 'ReadWriteOnce')) return old
+  const same = (clsName === null || old.class === clsName) && (opts.sizeBytes === undefined || old.size_bytes === opts.sizeBytes) && old.access_mode === (opts.accessMode ?? 'ReadWriteOnce')
+  if (opts.existingOk && same) return old
   throw new PodctlError('EBADSTATE', `volume claim ${old.name} already exists${opts.existingOk ? ' and asks for something else' : ''}`, `see podctl volume claim inspect ${old.name}`)
 }
-
-/** What a claim of these options would ask for, to compare with an existing one. */
-const sameRequest = (c: VolumeClaim, cls: string | null, size: number | null, mode: AccessMode): boolean =>
-  (cls === null || c.class === cls) && (size === null || c.size_bytes === size) && c.access_mode === mode
 
 /** Claim `c` bound to volume `v`, its provisioning and failures done with. */
 export const boundTo = (c: VolumeClaim, v: { name: string; provisioned?: { by: string } | null }): VolumeClaim => ({

@@ -1,15 +1,12 @@
-/**
- * Volume classes (CONTRACT §8): how volumes are made for claims. What a
- * class is and how one is checked; a store keeps them
- * (local/store.ts, fleet/store.ts).
- */
+/** Volume classes (CONTRACT §8), how volumes are made for claims, and how one is checked; a store keeps them. */
 import { PodctlError } from '../errors.js'
 import { parseDuration } from '../duration.js'
 import { NAME_RE } from '../pod/manifest.js'
 import { isoTime } from '../pod/record.js'
 import { parseBytes } from '../bytes.js'
-import type { ObjectKind } from './objects.js'
-import { rootParamProblem } from './answer-path.js'
+import { checkName, isObject, type ObjectKind } from './objects.js'
+import { CONTROL_RE, rootParamProblem } from './answer-path.js'
+import type { VolumeClaim } from './claims.js'
 import { DEFAULT_PROVISIONERS_DIR, execTarget } from './provisioner-programs.js'
 
 export type ReclaimPolicy = 'retain' | 'delete' | 'recycle'
@@ -27,14 +24,8 @@ export interface VolumeClass {
 }
 
 const PARAM_KEY_RE = /^[A-Za-z][A-Za-z0-9_.-]{0,62}$/
-// eslint-disable-next-line no-control-regex
-const CONTROL_RE = /[\x00-\x1f\x7f]/
 
-/**
- * What is wrong with a provisioner name, if anything. A fleet's classes
- * name exec provisioners (`exec:NAME`), never a program's path: each node
- * maps the name to its own program (provisioner-programs.ts).
- */
+/** What is wrong with a provisioner name, if anything; a fleet's name no program's path, which each node maps a name to. */
 export const provisionerProblem = (p: string, fleet = false): string | undefined => {
   if (p === 'local') return undefined
   const target = execTarget(p)
@@ -47,12 +38,9 @@ export const provisionerProblem = (p: string, fleet = false): string | undefined
 }
 
 /**
- * What is wrong with a class's parameters (or its reclaim policy) for its
- * provisioner, if anything. In a fleet (`fleet`), `local` also takes
- * `node`, and needs it: its volumes are directories of one node's data
- * dir; and no class recycles. podctl empties only what it made, so an
- * exec class cannot recycle either: its provisioner's delete is how its
- * volumes are emptied.
+ * What is wrong with a class's parameters or reclaim policy for its
+ * provisioner, if anything. A fleet's `local` needs `node`: its volumes are
+ * directories of one node's data dir.
  */
 const parametersProblem = (provisioner: string, params: Record<string, string>, reclaim: ReclaimPolicy, fleet: boolean): { problem: string; hint?: string } | undefined => {
   for (const [k, v] of Object.entries(params)) {
@@ -101,13 +89,13 @@ const parametersProblem = (provisioner: string, params: Record<string, string>, 
 }
 
 /** What is wrong with a class object as stored (a file of the data dir, or a value in a fleet's etcd), if anything. */
-export const classProblem = (v: unknown, fleet = false): string | undefined => {
-  const c = v as Partial<VolumeClass> | null
-  if (c === null || typeof c !== 'object' || Array.isArray(c)) return 'not a JSON object'
+const classProblem = (v: unknown, fleet = false): string | undefined => {
+  if (!isObject(v)) return 'not a JSON object'
+  const c = v as Partial<VolumeClass>
   if (c.version !== 1) return 'unknown version'
   if (typeof c.name !== 'string' || !NAME_RE.test(c.name)) return 'bad name'
   if (typeof c.provisioner !== 'string' || provisionerProblem(c.provisioner, fleet)) return 'bad provisioner'
-  if (c.parameters === null || typeof c.parameters !== 'object' || Array.isArray(c.parameters)) return 'bad parameters'
+  if (!isObject(c.parameters)) return 'bad parameters'
   if (!RECLAIM_POLICIES.includes(c.reclaim as ReclaimPolicy)) return 'bad reclaim policy'
   const params = parametersProblem(c.provisioner, c.parameters, c.reclaim!, fleet)
   if (params) return `bad parameters: ${params.problem}`
@@ -126,12 +114,6 @@ export const CLASS: ObjectKind<VolumeClass> = {
 /** A class of a fleet's etcd: its exec provisioner a name, never a path. */
 export const FLEET_CLASS: ObjectKind<VolumeClass> = { ...CLASS, problem: (v) => classProblem(v, true) }
 
-export const checkClassName = (name: string): void => {
-  if (!NAME_RE.test(name)) {
-    throw new PodctlError('EUSAGE', `invalid class name ${JSON.stringify(name)}: 1 to 63 characters of a-z, 0-9 and "-", starting with a letter or digit`)
-  }
-}
-
 export interface CreateClassOptions {
   provisioner: string
   parameters?: Record<string, string>
@@ -139,14 +121,9 @@ export interface CreateClassOptions {
   isDefault?: boolean
 }
 
-/**
- * A new class object from the user's options, every check made (EUSAGE);
- * `fleet`: a class of a fleet's store (CONTRACT §11), which has no
- * recycle policy, names exec provisioners, and pins local volumes to a
- * node.
- */
+/** A new class object from the user's options, every check made (EUSAGE); `fleet`: a class of a fleet (CONTRACT §11). */
 export const newClass = (name: string, opts: CreateClassOptions, fleet = false): VolumeClass => {
-  checkClassName(name)
+  checkName('class', name)
   const problem = provisionerProblem(opts.provisioner, fleet)
   if (problem) throw new PodctlError('EUSAGE', problem)
   const parameters = opts.parameters ?? {}
@@ -164,10 +141,13 @@ export const newClass = (name: string, opts: CreateClassOptions, fleet = false):
   }
 }
 
-/** A class that claims still use cannot go (EBADSTATE, exit 4); `flag` is how the store's commands are named (" --cluster"). */
-export const classInUse = (name: string, claims: string[], flag = ''): PodctlError =>
-  new PodctlError(
+/** A class that any of `claims` uses cannot go (EBADSTATE, exit 4); `flag` is how the store's commands are named (" --cluster"). */
+export const checkClassUnused = (name: string, claims: readonly VolumeClaim[], flag: string): void => {
+  const using = claims.flatMap((c) => (c.class === name ? [c.name] : []))
+  if (using.length === 0) return
+  throw new PodctlError(
     'EBADSTATE',
-    `volume class ${name} is used by ${claims.length === 1 ? 'claim' : 'claims'} ${claims.slice(0, 5).join(', ')}${claims.length > 5 ? ', …' : ''}`,
-    `remove ${claims.length === 1 ? 'that claim' : 'those claims'} first: podctl volume claim rm${flag} ${claims.slice(0, 5).join(' ')}`,
+    `volume class ${name} is used by ${using.length === 1 ? 'claim' : 'claims'} ${using.slice(0, 5).join(', ')}${using.length > 5 ? ', …' : ''}`,
+    `remove ${using.length === 1 ? 'that claim' : 'those claims'} first: podctl volume claim rm${flag} ${using.slice(0, 5).join(' ')}`,
   )
+}

@@ -1,10 +1,7 @@
 /**
- * What classes, claims and volumes have in common: their events, as the
- * Kubernetes objects of seed 004 keep them, and what a kind of object is
- * (where it lives, how a stored one is checked). In a data dir each is one
- * JSON file under a directory, replaced whole by an atomic
- * write-then-rename under the object's lock, as the pod manifest is, and
- * read without following a link; in a fleet, one etcd key.
+ * What classes, claims and volumes share: their events, and what a kind of
+ * object is. In a data dir each is a JSON file replaced whole by an atomic
+ * write under its lock; in a fleet, an etcd key.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -15,21 +12,12 @@ import { readOwnFile } from '../fs/read.js'
 import { NAME_RE } from '../pod/manifest.js'
 import { isoTime } from '../pod/record.js'
 
-export type EventType = 'Normal' | 'Warning'
-
 /** The seed's event reasons, and Kubernetes' PV controller's VolumeFailedRecycle. */
-export type EventReason =
-  | 'Provisioning'
-  | 'ProvisioningSucceeded'
-  | 'ProvisioningFailed'
-  | 'ExternalProvisioning'
-  | 'VolumeDeleted'
-  | 'VolumeFailedDelete'
-  | 'VolumeFailedRecycle'
+export type EventReason = 'Provisioning' | 'ProvisioningSucceeded' | 'ProvisioningFailed' | 'ExternalProvisioning' | 'VolumeDeleted' | 'VolumeFailedDelete' | 'VolumeFailedRecycle'
 
 export interface ObjectEvent {
   time: string
-  type: EventType
+  type: 'Normal' | 'Warning'
   reason: EventReason
   message: string
   count: number
@@ -38,25 +26,21 @@ export interface ObjectEvent {
 /** An event as a change asks for it: the store stamps and counts it. */
 export type NewEvent = Pick<ObjectEvent, 'type' | 'reason' | 'message'>
 
-export const MAX_EVENTS = 50
+const MAX_EVENTS = 50
 
-/**
- * The events with one more: the same type, reason and message as the last
- * one counts it again (as Kubernetes' event aggregation does); only the
- * last MAX_EVENTS are kept.
- */
-export const withEvent = (events: readonly ObjectEvent[], { type, reason, message }: NewEvent): ObjectEvent[] => {
+/** `o` with `event` added, if any: the same as the last one counts it again (Kubernetes' event aggregation); the last MAX_EVENTS are kept. */
+export const withEventOf = <T extends { events?: ObjectEvent[] }>(o: T, event: NewEvent | undefined): T => {
+  if (!event) return o
+  const { type, reason, message } = event
+  const events = o.events ?? []
   const last = events.at(-1)
   const time = isoTime()
   const next =
     last && last.type === type && last.reason === reason && last.message === message
       ? [...events.slice(0, -1), { ...last, time, count: last.count + 1 }]
       : [...events, { time, type, reason, message, count: 1 }]
-  return next.slice(-MAX_EVENTS)
+  return { ...o, events: next.slice(-MAX_EVENTS) }
 }
-
-/** `o` with `event` added to its events, when there is one. */
-export const withEventOf = <T extends { events?: ObjectEvent[] }>(o: T, event: NewEvent | undefined): T => (event ? { ...o, events: withEvent(o.events ?? [], event) } : o)
 
 /** One kind of object: `<data>/<dir>/<name>.json`, or `<prefix><dir>/<name>` in etcd. */
 export interface ObjectKind<T> {
@@ -69,10 +53,33 @@ export interface ObjectKind<T> {
   missingHint: (name: string) => string
 }
 
+/** A JSON object: not null, not an array. */
+export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+
+/** What `fn` returns, or undefined when it throws. */
+export const unlessError = <T>(fn: () => T): T | undefined => {
+  try {
+    return fn()
+  } catch {
+    return undefined
+  }
+}
+
+/** Checks a name before it becomes part of a path or a key (EUSAGE): "a/b" or "../x" must never reach one. */
+export const checkName = (what: string, name: string): void => {
+  if (!NAME_RE.test(name)) throw new PodctlError('EUSAGE', `invalid ${what} name ${JSON.stringify(name)}: 1 to 63 characters of a-z, 0-9 and "-", starting with a letter or digit`)
+}
+
+/** A stored object of `kind`, parsed and checked: the object, or what is wrong with it. */
+export const parseObject = <T>(kind: ObjectKind<T>, text: string): { value: T } | { problem: string } => {
+  const v: unknown = unlessError(() => JSON.parse(text)) // JSON has no undefined
+  const problem = v === undefined ? 'not valid JSON' : kind.problem(v)
+  return problem ? { problem } : { value: v as T }
+}
+
 export const objectsDir = (dataDir: string, kind: ObjectKind<unknown>): string => path.join(dataDir, kind.dir)
 const objectFile = (dataDir: string, kind: ObjectKind<unknown>, name: string): string => {
-  // The name becomes a path: "a/b" or "../x" must never reach one.
-  if (!NAME_RE.test(name)) throw new PodctlError('EUSAGE', `invalid ${kind.what} name ${JSON.stringify(name)}: 1 to 63 characters of a-z, 0-9 and "-", starting with a letter or digit`)
+  checkName(kind.what, name)
   return path.join(objectsDir(dataDir, kind), `${name}.json`)
 }
 
@@ -81,18 +88,9 @@ export const readObject = <T>(dataDir: string, kind: ObjectKind<T>, name: string
   const file = objectFile(dataDir, kind, name)
   const f = readOwnFile(file)
   if ('missing' in f) return undefined
-  const damaged = (why: string): PodctlError =>
-    new PodctlError('EFAILED', `${kind.what} ${name} is damaged: ${why}`, `look at ${file}; remove it by hand if it cannot be repaired`)
-  if ('damaged' in f) throw damaged(f.damaged)
-  let v: unknown
-  try {
-    v = JSON.parse(f.bytes.toString('utf8'))
-  } catch {
-    throw damaged('not valid JSON')
-  }
-  const problem = kind.problem(v)
-  if (problem) throw damaged(problem)
-  return v as T
+  const o = 'damaged' in f ? { problem: f.damaged } : parseObject(kind, f.bytes.toString('utf8'))
+  if ('problem' in o) throw new PodctlError('EFAILED', `${kind.what} ${name} is damaged: ${o.problem}`, `look at ${file}; remove it by hand if it cannot be repaired`)
+  return o.value
 }
 
 /** The object; ENOVOLUME naming it when there is none. */
@@ -116,10 +114,4 @@ export const listObjects = <T>(dataDir: string, kind: ObjectKind<T>): T[] =>
     .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
     .map((n) => n.slice(0, -5))
     .sort()
-    .flatMap((n) => {
-      try {
-        return readObject(dataDir, kind, n) ?? []
-      } catch {
-        return []
-      }
-    })
+    .flatMap((n) => unlessError(() => readObject(dataDir, kind, n)) ?? [])

@@ -1,19 +1,20 @@
 /**
- * Provisioners (seed 004's Provisioner, ProvisionerExt and Qualifier): what
- * makes and deletes the storage behind a claim's volume. Two are built in:
- * `local` (a directory under the data dir) and `exec:NAME` or
- * `exec:/abs/path` (an external program speaking JSON on stdin and
- * stdout, CONTRACT §8; provisioner-programs.ts says which program).
+ * Provisioners (seed 004's Provisioner, ProvisionerExt and Qualifier) make
+ * and delete the storage behind a claim's volume: `local` (a directory of
+ * the data dir), or `exec:` (a program speaking JSON, CONTRACT §8).
  */
 import { PodctlError, oneLine } from '../errors.js'
 import { parseDuration } from '../duration.js'
 import { parseBytes } from '../bytes.js'
+import type { AccessMode } from '../pod/manifest.js'
 import { runBounded } from '../proc/bounded-child.js'
 import { answeredPathProblem } from './answer-path.js'
 import type { VolumeClass } from './classes.js'
 import { minSizeLimit } from './local/volumes.js'
-import { programOf } from './provisioner-programs.js'
-import type { PvView } from './local/pv-view.js'
+import { isObject, unlessError } from './objects.js'
+import { programOf, type ProgramOptions } from './provisioner-programs.js'
+import { pvView, type PvView } from './local/pv-view.js'
+import { newVolumeRecord, type PvRecord } from './volume-record.js'
 
 /** The seed's ProvisioningState. */
 export type ProvisioningState = 'Finished' | 'Background' | 'NoChange'
@@ -36,10 +37,7 @@ export interface ProvisionedVolume {
 
 export type ProvisionResult = { state: 'Finished'; volume: ProvisionedVolume } | { state: 'Background' | 'NoChange'; message: string }
 
-/**
- * What delete is given: the volume's JSON as `volume inspect` shows it
- * (its data at `path`), with what its class and provisioner said of it.
- */
+/** What delete is given: the volume as `volume inspect` shows it (its data at `path`), with what its class and provisioner said of it. */
 export interface VolumeToDelete extends PvView {
   capacity_bytes: number | null
   class: string
@@ -58,11 +56,7 @@ export class IgnoredError extends Error {
   }
 }
 
-/**
- * A call cut short because podctl stops (CallContext.signal), not because
- * the provisioner failed: no failure is recorded, and whoever works on the
- * object next calls again, as after a crash.
- */
+/** A call cut short because podctl stops, not because the provisioner failed: nothing recorded, and the next worker calls again. */
 export class CallStopped extends PodctlError {
   constructor(message: string) {
     super('EFAILED', message)
@@ -116,14 +110,10 @@ const callExec = async (program: string, shown: string, verb: 'provision' | 'del
   if (r.killedFor !== undefined && ctx.signal?.aborted) throw new CallStopped(`provisioner ${shown} ${verb} ${r.killedFor}`)
   if (r.killedFor !== undefined) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} ${r.killedFor}${said}`)
   if (r.status !== 0) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} failed (${r.signal ? `killed by ${r.signal}` : `exit code ${r.status}`})${said}`)
-  let answer: unknown
-  try {
-    answer = JSON.parse(r.stdout.toString('utf8'))
-  } catch {
-    throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} printed no JSON object on stdout${said}`)
-  }
-  if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} printed ${shortJson(answer)}, not a JSON object`)
-  return answer as Record<string, unknown>
+  const answer: unknown = unlessError(() => JSON.parse(r.stdout.toString('utf8'))) // JSON has no undefined
+  if (answer === undefined) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} printed no JSON object on stdout${said}`)
+  if (!isObject(answer)) throw new PodctlError('EFAILED', `provisioner ${shown} ${verb} printed ${shortJson(answer)}, not a JSON object`)
+  return answer
 }
 
 /** A value from outside in a message: JSON (so control characters are escaped), cut short. */
@@ -138,9 +128,8 @@ const execTimeout = (cls: { parameters: Record<string, string> }): number =>
 
 /**
  * An `exec` provisioner: the CONTRACT §8 protocol, its answers checked as
- * untrusted input. `program` is the program to run, or how to find it at
- * each call (a node's configuration may change between calls); `shown`
- * names it in messages (`exec:NAME`).
+ * untrusted input. `program` is the program, or how to find it at each call
+ * (a node's configuration may change); `shown` names it in messages.
  */
 export const execProvisioner = (program: string | (() => string), shown = typeof program === 'string' ? `exec:${program}` : 'exec'): Provisioner => {
   const which = typeof program === 'string' ? () => program : program
@@ -169,50 +158,23 @@ export const execProvisioner = (program: string | (() => string), shown = typeof
   }
 }
 
-export interface ProvisionerOptions {
-  /** The node's provisioners directory (--provisioners-dir). */
-  provisionersDir?: string | undefined
-  /** A class or volume of a fleet: its exec provisioner is a name, never a path. */
-  fleet?: boolean | undefined
-  /** This node's name, for messages. */
-  node?: string | undefined
-}
-
 /** The provisioner a class (or a provisioned volume's record) names. */
-export const provisionerOf = (cls: Pick<VolumeClass, 'provisioner'>, opts: ProvisionerOptions = {}): Provisioner =>
-  cls.provisioner === 'local'
-    ? localProvisioner
-    : execProvisioner(() => programOf(cls.provisioner, { dir: opts.provisionersDir, fleet: opts.fleet, node: opts.node }), oneLine(cls.provisioner))
+export const provisionerOf = (cls: Pick<VolumeClass, 'provisioner'>, opts: ProgramOptions = {}): Provisioner =>
+  cls.provisioner === 'local' ? localProvisioner : execProvisioner(() => programOf(cls.provisioner, opts), oneLine(cls.provisioner))
 
 /**
- * What the external-provisioner does with a volume smaller than asked
- * for: the provisioning failed, and what was made is handed to delete at
- * once. Undefined when `result` is large enough (or says nothing of its
- * size, as CSI's 0 means unknown); else the failure to record, the
- * delete's outcome included.
+ * As the external-provisioner does, a volume smaller than asked for is a
+ * failed provisioning, handed to delete at once: the failure to record, or
+ * undefined when `volume` is large enough or says nothing of its size.
  */
 export const tooSmall = async (provisioner: Provisioner, req: ProvisionRequest, volume: ProvisionedVolume, ctx: CallContext = {}): Promise<PodctlError | undefined> => {
   const asked = req.claim.size_bytes
   const got = volume.capacityBytes
   if (asked === null || got === null || got >= asked) return undefined
   const why = `created volume capacity ${got} is less than requested ${asked}`
-  const v: VolumeToDelete = {
-    name: req.volumeName,
-    kind: 'persistent',
-    path: volume.path ?? '',
-    created_at: new Date().toISOString(),
-    reclaim: 'delete',
-    access_mode: req.claim.access_mode as VolumeToDelete['access_mode'],
-    size_limit_bytes: null,
-    phase: 'released',
-    claims: [],
-    in_use_by: [],
-    claim: req.claim.name,
-    events: [],
-    capacity_bytes: got,
-    class: req.class.name,
-    parameters: req.class.parameters,
-  }
+  // As `volume inspect` would show it, had its record been written.
+  const rec: PvRecord = { ...newVolumeRecord(req.volumeName, { reclaim: 'delete', accessMode: req.claim.access_mode as AccessMode }), phase: 'released' }
+  const v: VolumeToDelete = { ...pvView(req.dataDir, rec), path: volume.path ?? '', claim: req.claim.name, capacity_bytes: got, class: req.class.name, parameters: req.class.parameters }
   try {
     await provisioner.delete(v, ctx)
   } catch (er) {

@@ -1,16 +1,7 @@
 /**
- * Where classes, claims and provisioned volumes are kept, behind one
- * interface, as the external-provisioner hands persistence to its
- * VolumeStore: the data dir's files (local/store.ts) or a fleet's etcd
- * (fleet/store.ts). The binder (binder.ts) makes every decision over it,
- * so both stores make them alike; test/storage/claim-store.ts runs one
- * suite against both.
- *
- * A change of a claim or volume is made under its lock (`withLock`) and
- * is given what the lock holds (`Held`) and the revision it read: a
- * fleet's write then is one transaction that requires both unchanged, and
- * fails with Conflict when they are not; a data dir's lock is itself what
- * keeps others out.
+ * Where classes, claims and provisioned volumes are kept (a data dir, a
+ * fleet's etcd), as the external-provisioner hands persistence to its
+ * VolumeStore; the binder decides (Documentation/devel/controller.md).
  */
 import { PodctlError } from '../errors.js'
 import type { Guard } from '../cluster/client.js'
@@ -20,10 +11,7 @@ import type { NewEvent } from './objects.js'
 import type { PvRecord } from './volume-record.js'
 
 /** An object as read, with the revision a write of it must compare (etcd's mod revision; '' in a data dir). */
-export interface Stored<T> {
-  value: T
-  rev: string
-}
+export type Stored<T> = { value: T; rev: string }
 
 /** What a worker holds while it works on an object: a fleet's lock key (its guard); nothing in a data dir. */
 export type Held = Guard | undefined
@@ -32,10 +20,7 @@ export type Held = Guard | undefined
 export type ReclaimOutcome = 'retained' | 'deleted' | 'recycled' | 'ignored' | 'not-released'
 
 /** A pod that uses a claim: on this node, or (in a fleet) on `node`. */
-export interface ClaimUser {
-  pod: string
-  node?: string
-}
+export type ClaimUser = { pod: string; node?: string }
 
 /** Someone else changed what this worker read: nothing was written; read again. */
 export class Conflict extends PodctlError {
@@ -81,11 +66,7 @@ export interface ClaimStore {
   staticVolumes(): Promise<PvRecord[]>
   /** Binds a free static volume that `fits` to claim `c`, under the volume's lock; false if someone was first. */
   bindStatic(name: string, c: VolumeClaim, fits: (v: PvRecord) => boolean): Promise<boolean>
-  /**
-   * Writes volume `v` provisioned for claim `s` and the claim bound to it
-   * (the volume first, or both in one transaction); undefined, and nothing
-   * written, when the volume exists already.
-   */
+  /** Writes volume `v` provisioned for claim `s`, then the claim bound to it (or both at once); undefined, nothing written, if `v` exists. */
   provisioned(s: Stored<VolumeClaim>, v: PvRecord, event: NewEvent, held: Held): Promise<Stored<VolumeClaim> | undefined>
   /** Removes the claim and marks its volume released (the volume first, or both at once). */
   release(s: Stored<VolumeClaim>, v: Stored<PvRecord> | undefined, held: Held): Promise<void>
@@ -98,11 +79,7 @@ export interface ClaimStore {
   /** Keeps an event on a volume (a failed delete). */
   volumeEvent(v: Stored<PvRecord>, event: NewEvent, held: Held): Promise<void>
 
-  /**
-   * Runs `fn` holding the lock of claim or volume `name`. Held by another:
-   * LockBusyError at once with `waitMs` 0 (a fleet never waits), else after
-   * waiting that long (default 30 s).
-   */
+  /** Runs `fn` holding the lock of claim or volume `name`; held by another, LockBusyError after `waitMs` (default 30 s; a fleet never waits). */
   withLock<T>(kind: 'claim' | 'volume', name: string, waitMs: number | undefined, fn: (held: Held) => Promise<T>): Promise<T>
   /** Whether a controller leads now: commands then leave provisioning to it. */
   leaderLive(): Promise<boolean>

@@ -1,10 +1,8 @@
 /**
- * A persistent volume's record: `<data>/volumes/<name>/volume.json` in a
- * data dir, `<prefix>volumes/<name>` in a fleet's etcd. A record read from
- * etcd is checked like any input (CONTRACT §8): whoever can write the
- * prefix must not be able to make a node run a program, use a path or
- * trust a size that no provisioner answered. The data dir's own records
- * are its owner's and are read as written.
+ * A persistent volume's record: `<data>/volumes/<name>/volume.json`, or
+ * `<prefix>volumes/<name>` in a fleet's etcd, where it is checked as input
+ * (CONTRACT §8): whoever can write the prefix must not choose a program, a
+ * path or a size. The data dir's own records are read as written.
  */
 import { NAME_RE, type AccessMode } from '../pod/manifest.js'
 import { isoTime } from '../pod/record.js'
@@ -12,7 +10,7 @@ import { ACCESS_MODES } from './access-modes.js'
 import { volumePathProblem } from './answer-path.js'
 import { CLAIM_UID_RE } from './claims.js'
 import { provisionerProblem, RECLAIM_POLICIES, type ReclaimPolicy } from './classes.js'
-import type { ObjectEvent, ObjectKind } from './objects.js'
+import { isObject, type ObjectEvent, type ObjectKind } from './objects.js'
 
 export interface PvRecord {
   version: 1
@@ -21,11 +19,7 @@ export interface PvRecord {
   reclaim: ReclaimPolicy
   access_mode: AccessMode
   size_limit_bytes: number | null
-  /**
-   * "recycling" from the start of a scrub until the data is checked empty;
-   * "released" from the removal of its claim until its reclaim policy is
-   * applied (CONTRACT §8).
-   */
+  /** "recycling" from a scrub's start until the data is checked empty; "released" from its claim's removal until its policy is applied. */
   phase: 'available' | 'recycling' | 'released'
   recycled_at: string | null
   /** The claim object this volume is bound to: its reclaim policy then applies when the claim goes, not when a pod does. */
@@ -36,10 +30,7 @@ export interface PvRecord {
   events?: ObjectEvent[]
 }
 
-export interface ClaimRef {
-  name: string
-  uid: string
-}
+export type ClaimRef = { name: string; uid: string }
 
 export interface Provisioned {
   class: string
@@ -52,7 +43,7 @@ export interface Provisioned {
   by: string
   /** In a fleet: the node whose data dir holds a `local` volume (its class's `node` parameter). */
   node?: string | null
-  /** This record is a node's copy of a volume of the fleet (storage/fleet/copies.ts), not the volume's truth. */
+  /** This record is a node's copy of a volume of the fleet (lib/storage/pod-claims.ts), not the volume's truth. */
   fleet?: boolean
 }
 
@@ -78,21 +69,15 @@ export const newVolumeRecord = (name: string, opts: CreateVolumeOptions): PvReco
   ...(opts.provisioned ? { provisioned: opts.provisioned } : {}),
 })
 
-/**
- * Provisioned volumes are named pvc-<claim uid>, and no other volume may
- * be: the binder then tells a claim's provisioned volume and the static
- * volumes it may bind apart by name, without reading every record.
- */
+/** Provisioned volumes are named pvc-<claim uid>, and no other may be: the binder tells them from static volumes by name. */
 export const provisionedName = (claimUid: string): string => `pvc-${claimUid}`
-const PROVISIONED_NAME_RE = /^pvc-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-export const isProvisionedName = (name: string): boolean => PROVISIONED_NAME_RE.test(name)
+export const isProvisionedName = (name: string): boolean => name.startsWith('pvc-') && CLAIM_UID_RE.test(name.slice('pvc-'.length))
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 const isCount = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0
 const isStringMap = (v: unknown): v is Record<string, string> => isObject(v) && Object.values(v).every((x) => typeof x === 'string')
 
 /** What is wrong with `v` as a volume record of a fleet, or undefined. */
-export const fleetVolumeProblem = (v: unknown): string | undefined => {
+const fleetVolumeProblem = (v: unknown): string | undefined => {
   if (!isObject(v)) return 'not a JSON object'
   const r = v as Partial<PvRecord>
   if (r.version !== 1) return 'unknown version'

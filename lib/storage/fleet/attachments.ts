@@ -1,18 +1,7 @@
 /**
- * Which nodes' pods use a fleet claim, as Kubernetes' VolumeAttachment
- * says which node a volume is attached to: `<prefix>attachments/<claim>`,
- * `{"claim", "uid", "nodes": {"<node>": {"pods": [...], "running": [...]}}}`.
- *
- * Each node writes its own entry, from its data dir: the pods that use the
- * claim and are not removed, and those of them running (their lock held
- * by a live process). It does so when a pod of it is about to run with the
- * claim (copies.ts: attach), and whenever its controller publishes its
- * pods (reconcileAttachments), so that a pod's exit releases the claim
- * within a second and its removal lets the claim go. ReadWriteOnce holds
- * across nodes: a pod is refused while another node that is alive (its
- * controller's lease) runs a pod with the claim; a lost node's pods hold
- * nothing. `claim rm` is refused while any node lists a pod; `node rm`
- * forgets a node's entries.
+ * Which nodes' pods use a fleet claim, as Kubernetes' VolumeAttachment:
+ * `<prefix>attachments/<claim>`, each node writing its own entry from its
+ * data dir (Documentation/devel/fleet.md, Attachments).
  */
 import type { Cluster, Guard, Write } from '../../cluster/client.js'
 import { KEYS } from '../../cluster/keys.js'
@@ -20,7 +9,7 @@ import { PodctlError } from '../../errors.js'
 import { isLocked, isRunning } from '../../pod/locks.js'
 import { NAME_RE } from '../../pod/manifest.js'
 import { CLAIM, CLAIM_UID_RE, type VolumeClaim } from '../claims.js'
-import { listObjects } from '../objects.js'
+import { listObjects, unlessError } from '../objects.js'
 import type { ClaimUser } from '../store.js'
 import { podsUsingClaim } from '../local/store.js'
 
@@ -41,23 +30,22 @@ const isUuids = (v: unknown): boolean => Array.isArray(v) && v.every((u) => type
 
 /** A record read from etcd, checked like any input; null when it is damaged. */
 const parse = (text: string, claim: string): Attachment | null => {
-  try {
-    const a = JSON.parse(text) as Attachment
-    const nodes = Object.entries(a.nodes ?? {}) as [string, Partial<Entry>][]
-    if (a.claim === claim && CLAIM_UID_RE.test(a.uid) && nodes.every(([n, e]) => NAME_RE.test(n) && isUuids(e.pods) && isUuids(e.running))) return a
-  } catch {
-    // not JSON
-  }
-  return null
+  const a = unlessError(() => JSON.parse(text) as Attachment | null)
+  const nodes = Object.entries(a?.nodes ?? {}) as [string, Partial<Entry>][]
+  return a?.claim === claim && CLAIM_UID_RE.test(a.uid) && nodes.every(([n, e]) => NAME_RE.test(n) && isUuids(e.pods) && isUuids(e.running)) ? a : null
+}
+
+/** Claim `name`'s record (undefined if none, null if damaged) and the guard a write of it must add. */
+const read = async (cluster: Cluster, name: string): Promise<{ a: Attachment | null | undefined; guard: Guard }> => {
+  const kv = await cluster.get(keyOf(name))
+  return { a: kv && parse(kv.value, name), guard: kv ? { key: keyOf(name), mod: kv.modRevision } : { key: keyOf(name), created: '0' } }
 }
 
 /** Claim `c`'s attachment, and the guard a write of it must add; EFAILED when it is damaged. */
 export const readAttachment = async (cluster: Cluster, c: VolumeClaim): Promise<{ a: Attachment; guard: Guard }> => {
-  const key = keyOf(c.name)
-  const kv = await cluster.get(key)
-  const a = kv === undefined ? undefined : parse(kv.value, c.name)
-  if (a === null) throw new PodctlError('EFAILED', `the attachment of volume claim ${c.name} is damaged in etcd`, `look at it: etcdctl get ${cluster.options.prefix}${key}`)
-  return { a: a?.uid === c.uid ? a : { claim: c.name, uid: c.uid, nodes: {} }, guard: kv ? { key, mod: kv.modRevision } : { key, created: '0' } }
+  const { a, guard } = await read(cluster, c.name)
+  if (a === null) throw new PodctlError('EFAILED', `the attachment of volume claim ${c.name} is damaged in etcd`, `look at it: etcdctl get ${cluster.options.prefix}${keyOf(c.name)}`)
+  return { a: a?.uid === c.uid ? a : { claim: c.name, uid: c.uid, nodes: {} }, guard }
 }
 
 /** The pods of other nodes than `node` that use the claim. */
@@ -65,10 +53,9 @@ export const usersOf = (a: Attachment, node: string): ClaimUser[] => Object.entr
 
 /**
  * `node`'s entry from its data dir: `pods` (default: those that name claim
- * `name`) and, as running, `starting` and those that run. A pod still
- * preparing or prepared counts only when the record already says it runs
- * (`attached`: attach wrote it before the pod moved to run/), so that a
- * pod refused while it prepares is never published as running.
+ * `name`) and, as running, `starting` and those that run. A pod not yet in
+ * run/ runs only if `attached` (the record) says so: one refused while it
+ * prepares is never published as running.
  */
 export const localEntry = (dataDir: string, name: string, attached: readonly string[], starting?: string, pods = podsUsingClaim(dataDir, name)): Entry => {
   const all = [...new Set([...pods, ...(starting === undefined ? [] : [starting])])].sort()
@@ -86,14 +73,11 @@ export const withEntry = (a: Attachment, node: string, e: Entry | undefined): Wr
 
 /** Changes `node`'s entry of claim `name`'s record (if it has one) to `entry(current)`, guarded; false when someone changed it first. */
 const rewrite = async (cluster: Cluster, name: string, node: string, entry: (a: Attachment) => Entry | undefined, uid?: string): Promise<boolean> => {
-  const kv = await cluster.get(keyOf(name))
-  const a = kv === undefined ? (uid === undefined ? undefined : { claim: name, uid, nodes: {} }) : parse(kv.value, name)
+  const r = await read(cluster, name)
+  const a = r.a === undefined && uid !== undefined ? { claim: name, uid, nodes: {} } : r.a
   if (!a) return true // none, or damaged: named where it is used
-  const guard: Guard = kv ? { key: keyOf(name), mod: kv.modRevision } : { key: keyOf(name), created: '0' }
-  return (await cluster.commit([guard], [withEntry(a, node, entry(a))])) !== undefined
+  return (await cluster.commit([r.guard], [withEntry(a, node, entry(a))])) !== undefined
 }
-
-const same = (a: Entry | undefined, b: Entry): boolean => JSON.stringify(a ?? { pods: [], running: [] }) === JSON.stringify(b)
 
 /**
  * Brings this node's entries up to date with its data dir: for each claim
@@ -109,7 +93,7 @@ export const reconcileAttachments = async (cluster: Cluster, node: string, dataD
   for (const name of names) {
     const want = (a: Attachment | undefined): Entry => localEntry(dataDir, name, a?.nodes[node]?.running ?? [], undefined, pods.get(name) ?? [])
     const a = recorded.get(name)
-    if (a === null || same(a?.nodes[node], want(a)) || (a === undefined && want(a).pods.length === 0)) continue
+    if (a === null || JSON.stringify(a?.nodes[node] ?? { pods: [], running: [] }) === JSON.stringify(want(a)) || (a === undefined && want(a).pods.length === 0)) continue
     // Worked out again from the record the write is guarded by; a changed record is looked at again at the next publish.
     await rewrite(cluster, name, node, want, a?.uid ?? copies.get(name))
   }

@@ -1,17 +1,9 @@
 /**
- * The fleet's ClaimStore (CONTRACT §11): the classes, claims and
- * provisioned volumes a data dir keeps, as the same JSON under
- * `<prefix>classes/`, `claims/` and `volumes/` in etcd. Every change is
- * one transaction guarded by the mod revision of what it read, so that
- * two nodes never both act on one picture: the loser's transaction fails
- * (Conflict) and it reads again. Work that calls out (a provisioner, a
- * delete) is done under a lock key of this process's session
- * (lib/cluster/session.ts), and each write under it requires the key to
- * be still this worker's.
- *
- * Pods stay local: the node's data dir keeps copies of the claims and
- * volumes its pods use (copies.ts), and which nodes' pods use a claim is
- * in its attachment (attachments.ts).
+ * The fleet's ClaimStore (CONTRACT §11): the data dir's JSON objects under
+ * `<prefix>classes/`, `claims/` and `volumes/` in etcd. Each change is one
+ * transaction guarded by the revisions it read (the loser gets Conflict);
+ * work that calls out runs under a lock key of this process's session, which
+ * each write under it requires (Documentation/devel/fleet.md).
  */
 import { Cluster, type ClusterOptions, type Guard, type Write } from '../../cluster/client.js'
 import { KEYS } from '../../cluster/keys.js'
@@ -22,10 +14,10 @@ import { PodctlError, oneLine } from '../../errors.js'
 import { sleep } from '../../poll.js'
 import { backoffMs } from '../binder.js'
 import { boundTo, checkClaimOptions, CLAIM, existingClaim, newClaim, type CreateClaimOptions, type VolumeClaim } from '../claims.js'
-import { classInUse, FLEET_CLASS, newClass, type CreateClassOptions, type VolumeClass } from '../classes.js'
+import { checkClassUnused, FLEET_CLASS, newClass, type CreateClassOptions, type VolumeClass } from '../classes.js'
 import { findClaim, LocalStore, podsUsingClaim } from '../local/store.js'
 import { listVolumes, removeFleetCopy } from '../local/volumes.js'
-import { mustExist, removeObject, withEventOf, type NewEvent, type ObjectKind } from '../objects.js'
+import { mustExist, parseObject, removeObject, withEventOf, type NewEvent, type ObjectKind } from '../objects.js'
 import { Conflict, type ClaimStore, type ClaimUser, type Held, type ReclaimOutcome, type Stored } from '../store.js'
 import { FLEET_VOLUME, provisionedName, type PvRecord } from '../volume-record.js'
 import { readAttachment, usersOf } from './attachments.js'
@@ -59,35 +51,24 @@ export class FleetStore implements ClaimStore {
   }
 
   /** An object and its revision, checked whole, as anything read from etcd. */
-  async #get<T>(kind: ObjectKind<T>, name: string): Promise<Stored<T> | undefined> {
+  async #get<T extends { name: string }>(kind: ObjectKind<T>, name: string): Promise<Stored<T> | undefined> {
     const kv = await this.cluster.get(keyOf(kind, name))
     if (kv === undefined) return undefined
-    const damaged = (why: string) => new PodctlError('EFAILED', `${kind.what} ${name} is damaged in etcd: ${why}`, `look at it: etcdctl get ${this.cluster.options.prefix}${keyOf(kind, name)}`)
-    let v: unknown
-    try {
-      v = JSON.parse(kv.value)
-    } catch {
-      throw damaged('not valid JSON')
-    }
-    const problem = kind.problem(v)
-    if (problem) throw damaged(oneLine(problem))
+    const o = parseObject(kind, kv.value)
     // A value moved under another key is not the object that key names.
-    if ((v as { name: string }).name !== name) throw damaged(`it names itself ${JSON.stringify((v as { name: string }).name)}`)
-    return { value: v as T, rev: kv.modRevision }
+    if ('value' in o && o.value.name === name) return { value: o.value, rev: kv.modRevision }
+    const why = 'problem' in o ? oneLine(o.problem) : `it names itself ${JSON.stringify(o.value.name)}`
+    throw new PodctlError('EFAILED', `${kind.what} ${name} is damaged in etcd: ${why}`, `look at it: etcdctl get ${this.cluster.options.prefix}${keyOf(kind, name)}`)
   }
 
   /** Every valid object of a kind, by name (a damaged one is left out: inspect names it). */
   async #list<T extends { name: string }>(kind: ObjectKind<T>): Promise<T[]> {
-    const out: T[] = []
-    for (const [key, text] of await this.cluster.list(`${kind.dir}/`)) {
-      try {
-        const v = JSON.parse(text) as T
-        if (!kind.problem(v) && key === keyOf(kind, v.name)) out.push(v)
-      } catch {
-        // damaged
-      }
-    }
-    return out.sort((a, b) => (a.name < b.name ? -1 : 1))
+    return [...(await this.cluster.list(`${kind.dir}/`))]
+      .flatMap(([key, text]) => {
+        const o = parseObject(kind, text)
+        return 'value' in o && key === keyOf(kind, o.value.name) ? [o.value] : []
+      })
+      .sort((a, b) => (a.name < b.name ? -1 : 1))
   }
 
   findClass = async (name: string): Promise<VolumeClass | undefined> => (await this.#get(FLEET_CLASS, name))?.value
@@ -113,20 +94,14 @@ export class FleetStore implements ClaimStore {
     throw new PodctlError('EBADSTATE', `volume class ${other?.value ?? '?'} is already the fleet's default`, `remove it first, or create ${name} without --default`)
   }
 
-  /**
-   * Its claims are listed under the class's lock, and a claim is made only
-   * while that lock is free (createClaim): a claim made meanwhile is
-   * either in the list or waits.
-   */
+  /** Its claims are listed under the class's lock, and a claim is made only while that lock is free (createClaim). */
   removeClass(name: string): Promise<void> {
     return this.session.withLock(`class.${name}`, `fleet class ${name}`, async (lock) => {
-      const s = await this.#get(FLEET_CLASS, name)
-      mustExist(s, FLEET_CLASS, name, ' in the fleet')
-      const claims = (await this.listClaims()).filter((c) => c.class === name).map((c) => c.name)
-      if (claims.length > 0) throw classInUse(name, claims, this.flag)
+      const s = mustExist(await this.#get(FLEET_CLASS, name), FLEET_CLASS, name, ' in the fleet')
+      checkClassUnused(name, await this.listClaims(), this.flag)
       const writes: Write[] = [{ delete: keyOf(FLEET_CLASS, name) }, { delete: lock.key }]
-      if (s!.value.default) writes.push({ delete: KEYS.defaultClass })
-      if (!(await this.cluster.commit([{ key: keyOf(FLEET_CLASS, name), mod: s!.rev }, lock], writes))) throw new Conflict(`volume class ${name}`)
+      if (s.value.default) writes.push({ delete: KEYS.defaultClass })
+      if (!(await this.cluster.commit([{ key: keyOf(FLEET_CLASS, name), mod: s.rev }, lock], writes))) throw new Conflict(`volume class ${name}`)
       this.session.released(lock)
     })
   }
@@ -167,7 +142,7 @@ export class FleetStore implements ClaimStore {
   }
 
   async ownVolume(c: VolumeClaim): Promise<Stored<PvRecord> | undefined> {
-    const v = await this.findVolume(c.provisioning?.volume ?? provisionedName(c.uid))
+    const v = await this.findVolume(provisionedName(c.uid))
     return v?.value.claim_ref?.uid === c.uid ? v : undefined
   }
 
@@ -206,7 +181,7 @@ export class FleetStore implements ClaimStore {
   releasedVolumes = async (): Promise<string[]> => (await this.#list(FLEET_VOLUME)).flatMap((v) => (v.phase === 'released' && v.reclaim === 'delete' ? [v.name] : []))
   keep = async (): Promise<ReclaimOutcome> => 'retained'
 
-  /** A local volume's data is removed by its node (sweepFleetCopies). */
+  /** A local volume's data is removed by its node (housekeeping). */
   async deleteVolume(v: Stored<PvRecord>, held: Held): Promise<void> {
     if (!(await this.cluster.commit([{ key: keyOf(FLEET_VOLUME, v.value.name), mod: v.rev }, held!], [{ delete: keyOf(FLEET_VOLUME, v.value.name) }]))) throw new Conflict(`volume ${v.value.name}`)
   }
@@ -229,11 +204,7 @@ export class FleetStore implements ClaimStore {
     }
   }
 
-  /**
-   * This node's copies of fleet volumes the fleet has deleted go (with
-   * their claims' copies), unless a running pod holds them: what a node's
-   * controller does at each resync.
-   */
+  /** This node's copies of volumes the fleet deleted go, with their claims' copies, unless a running pod holds them. */
   async housekeeping(): Promise<string | undefined> {
     let n = 0
     for (const v of listVolumes(this.dataDir)) {

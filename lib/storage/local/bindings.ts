@@ -1,13 +1,8 @@
 /**
- * The pods bound to a persistent volume: `<data>/volumes/<name>/claims/<uuid>.json`,
- * one a pod, from its set-up until its removal (lib/volume's persistent
- * plugin writes and removes them, under the volume's lock).
- *
- * A binding *holds* (counts for ReadWriteOnce and for `volume rm`) only
- * while the process that made it is alive and holds the pod's lock, i.e.
- * while that pod runs under the supervisor that bound it: a supervisor
- * killed with SIGKILL lets go the moment it dies, with nothing to clean up
- * first (the same test the pod lock uses to tell a dead holder).
+ * The pods bound to a persistent volume, one file a pod from its set-up to
+ * its removal, written by lib/volume under the volume's lock. A binding
+ * holds only while its pod runs under the supervisor that bound it, so a
+ * SIGKILLed supervisor lets go at once (Documentation/devel/volumes.md, Claims).
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -17,6 +12,7 @@ import { parseOwner, sameOwner } from '../../lock/owner.js'
 import { POD_DIRS, podPath } from '../../pod/layout.js'
 import { isLocked, lockOwner } from '../../pod/locks.js'
 import type { AccessMode } from '../../pod/manifest.js'
+import { unlessError } from '../objects.js'
 import { pvBindingsDir } from './layout.js'
 
 export interface PodBinding {
@@ -36,13 +32,8 @@ export const readBindings = (dataDir: string, name: string): PodBinding[] =>
   (unlessNotFound(() => fs.readdirSync(pvBindingsDir(dataDir, name))) ?? [])
     .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
     .sort()
-    .flatMap((n) => {
-      try {
-        return [JSON.parse(readOwnText(path.join(pvBindingsDir(dataDir, name), n)) ?? '') as PodBinding]
-      } catch {
-        return [] // removed meanwhile, or a torn write of an older podctl: not a binding
-      }
-    })
+    // Removed meanwhile, or a torn write of an older podctl: not a binding.
+    .flatMap((n) => unlessError(() => JSON.parse(readOwnText(path.join(pvBindingsDir(dataDir, name), n)) ?? '') as PodBinding) ?? [])
 
 /** Whether a binding holds: the process that made it is alive and holds the pod's lock (it is that pod's supervisor, so the pod runs). */
 export const bindingHolds = (dataDir: string, b: PodBinding): boolean => {

@@ -1,22 +1,10 @@
-/**
- * Persistent volumes as `volume list` shows them (and as a provisioner's
- * delete is given them). `volume inspect` adds usage (lib/volume/view.ts).
- */
+/** Persistent volumes as `volume list` shows them, and a provisioner's delete is given them; `inspect` adds usage (lib/volume/view.ts). */
 import type { AccessMode } from '../../pod/manifest.js'
 import type { ReclaimPolicy } from '../classes.js'
 import type { ObjectEvent } from '../objects.js'
 import type { PvRecord } from '../volume-record.js'
-import { bindingHolds, readBindings } from './bindings.js'
+import { bindingHolds, readBindings, type PodBinding } from './bindings.js'
 import { volumeDataPath } from './volumes.js'
-
-export interface ClaimSummary {
-  pod: string
-  mode: AccessMode
-  read_only: boolean
-  /** The claim holds: the pod is running under the supervisor that claimed. */
-  running: boolean
-  claimed_at: string
-}
 
 export interface PvView {
   name: string
@@ -28,8 +16,8 @@ export interface PvView {
   size_limit_bytes: number | null
   /** As in Kubernetes: "bound" while any pod holds a claim, else the record's phase. */
   phase: PvRecord['phase'] | 'bound'
-  /** Pods bound to the volume (running or not yet removed). */
-  claims: ClaimSummary[]
+  /** Pods bound to the volume (running or not yet removed); `running`: its binding holds. */
+  claims: (Omit<PodBinding, 'owner'> & { running: boolean })[]
   /** The running pods among them. */
   in_use_by: string[]
   /** Its claim object, when one is bound to it or released it. */

@@ -1,11 +1,7 @@
 /**
- * Reclaim policies in a data dir: what becomes of a persistent volume
- * when the last pod bound to it is removed (a volume of no claim), or
- * when its claim is removed (the binder, through the store's keep and
- * delete). retain keeps the data, delete removes the volume, recycle
- * scrubs the data and checks it is empty. podctl empties only what it
- * made: a directory a provisioner made is emptied by the provisioner's
- * delete, never recycled.
+ * Reclaim policies in a data dir, applied when the last pod of a volume of
+ * no claim is removed, or its claim is (Documentation/devel/volumes.md).
+ * podctl empties only what it made: never a provisioner's directory.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -26,10 +22,9 @@ const cannotRecycle = (rec: PvRecord): PodctlError =>
   )
 
 /**
- * Scrubs a volume's data (never following a link in it), checks that it
- * is empty, and marks the volume available again. The "recycling" phase
- * is recorded first, so a scrub cut short is finished by the next pod
- * that binds it. Under the volume's lock.
+ * Scrubs a volume's data without following a link, checks it is empty and
+ * marks it available again; under its lock. "recycling" is recorded first:
+ * a scrub cut short is finished by the next pod that binds it.
  */
 export const finishRecycle = (dataDir: string, rec: PvRecord): PvRecord => {
   if (rec.provisioned?.path) throw cannotRecycle(rec)
@@ -66,21 +61,17 @@ export const reclaimUnbound = (dataDir: string, rec: PvRecord): UnbindOutcome =>
 }
 
 /**
- * `retain` and `recycle` of a volume released by its claim, under its
- * lock: available again (recycled first), for the next claim or pod. A
- * recycle podctl may not do is kept on the volume, which stays released,
- * as Kubernetes keeps a volume no recycler can take.
+ * `retain` and `recycle` of a volume released by its claim, under its lock:
+ * available again, recycled first. A recycle podctl may not do is kept on
+ * the volume, which stays released.
  */
 export const keepReleased = (dataDir: string, rec: PvRecord): ReclaimOutcome => {
-  const free = (r: PvRecord): void => void writeVolume(dataDir, { ...r, phase: 'available', claim_ref: null })
-  if (rec.reclaim !== 'recycle') {
-    free(rec)
-    return 'retained'
+  if (rec.reclaim === 'recycle' && rec.provisioned?.path) {
+    const er = cannotRecycle(rec)
+    writeVolume(dataDir, withEventOf(rec, { type: 'Warning', reason: 'VolumeFailedRecycle', message: er.message }))
+    throw er
   }
-  if (rec.provisioned?.path) {
-    writeVolume(dataDir, withEventOf(rec, { type: 'Warning', reason: 'VolumeFailedRecycle', message: cannotRecycle(rec).message }))
-    throw cannotRecycle(rec)
-  }
-  free(finishRecycle(dataDir, { ...rec, phase: 'recycling' }))
-  return 'recycled'
+  const kept = rec.reclaim === 'recycle' ? finishRecycle(dataDir, { ...rec, phase: 'recycling' }) : rec
+  writeVolume(dataDir, { ...kept, phase: 'available', claim_ref: null })
+  return rec.reclaim === 'recycle' ? 'recycled' : 'retained'
 }

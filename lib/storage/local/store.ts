@@ -1,37 +1,32 @@
 /**
- * The data dir's ClaimStore: classes and claims as files
- * (`<data>/classes/`, `<data>/claims/`), changed under
- * `<data>/volume-locks/class.<name>` and `claim.<name>`; provisioned and
- * static volumes as the data dir's persistent volumes (volumes.ts); the
- * controller's lease file says who leads; fs.watch tells of changes.
+ * The data dir's ClaimStore: classes and claims as files, changed under
+ * their locks in `<data>/volume-locks/`; volumes as the data dir's
+ * persistent volumes (volumes.ts); the controller's lease file says who leads.
  */
 import fs from 'node:fs'
-import { PodctlError, isPodctlError } from '../../errors.js'
+import { PodctlError } from '../../errors.js'
 import { DIR_MODE } from '../../fs/modes.js'
 import { DEFAULT_WAIT_MS } from '../../lock/lock.js'
 import { withLockAt } from '../../lock/with-lock.js'
 import { defaultIdentity } from '../../election/election.js'
 import { controllerLive } from '../../election/file.js'
 import { Include, listPods } from '../../pod/walk.js'
-import { boundTo, checkClaimName, checkClaimOptions, CLAIM, existingClaim, newClaim, type CreateClaimOptions, type VolumeClaim } from '../claims.js'
-import { checkClassName, CLASS, classInUse, newClass, type CreateClassOptions, type VolumeClass } from '../classes.js'
-import { listObjects, mustExist, objectsDir, readObject, removeObject, withEventOf, writeObject, type NewEvent } from '../objects.js'
+import { boundTo, checkClaimOptions, CLAIM, existingClaim, newClaim, type CreateClaimOptions, type VolumeClaim } from '../claims.js'
+import { CLASS, checkClassUnused, newClass, type CreateClassOptions, type VolumeClass } from '../classes.js'
+import { checkName, listObjects, mustExist, objectsDir, readObject, removeObject, unlessError, withEventOf, writeObject, type NewEvent } from '../objects.js'
 import type { ClaimStore, ClaimUser, Held, ReclaimOutcome, Stored } from '../store.js'
 import { isProvisionedName, provisionedName, type PvRecord } from '../volume-record.js'
+import { dropStaleBindings } from './bindings.js'
 import { objectLock, volumesRoot } from './layout.js'
 import { keepReleased } from './reclaim.js'
-import { bindStaticVolume, deleteVolumeDir, findVolume, listVolumes, markReleased, readVolume, withVolumeLock, writeNewVolume, writeVolume } from './volumes.js'
+import { deleteVolumeDir, findVolume, listVolumes, readVolume, withVolumeLock, writeNewVolume, writeVolume } from './volumes.js'
 
 const stored = <T>(value: T | undefined): Stored<T> | undefined => (value === undefined ? undefined : { value, rev: '' })
 
 /** The claim object of that name in the data dir, if any. */
 export const findClaim = (dataDir: string, name: string): VolumeClaim | undefined => readObject(dataDir, CLAIM, name)
 
-/**
- * The persistent volume a manifest's `"claim": NAME` means: the volume a
- * claim object of that name is bound to, or else the volume named NAME
- * itself (CONTRACT §7, unchanged). EBADSTATE for a claim not bound yet.
- */
+/** The volume a manifest's `"claim": NAME` means: claim NAME's, else the volume NAME (CONTRACT §7); EBADSTATE if not bound yet. */
 export const volumeOfClaim = (dataDir: string, name: string): string => {
   const c = findClaim(dataDir, name)
   if (c === undefined) return name
@@ -66,7 +61,7 @@ export class LocalStore implements ClaimStore {
   }
 
   #lock<T>(kind: 'claim' | 'class', name: string, fn: () => T, waitMs = DEFAULT_WAIT_MS): T {
-    ;(kind === 'claim' ? checkClaimName : checkClassName)(name) // before the name is part of a path
+    checkName(kind, name) // before the name is part of a path
     return withLockAt(objectLock(this.dataDir, kind, name), `volume ${kind} ${name}`, { wait: waitMs > 0, timeoutMs: waitMs }, fn)
   }
 
@@ -89,8 +84,7 @@ export class LocalStore implements ClaimStore {
   async removeClass(name: string): Promise<void> {
     this.#lock('class', name, () => {
       mustExist(readObject(this.dataDir, CLASS, name), CLASS, name)
-      const claims = listObjects(this.dataDir, CLAIM).filter((c) => c.class === name)
-      if (claims.length > 0) throw classInUse(name, claims.map((c) => c.name))
+      checkClassUnused(name, listObjects(this.dataDir, CLAIM), this.flag)
       removeObject(this.dataDir, CLASS, name)
     })
   }
@@ -132,30 +126,32 @@ export class LocalStore implements ClaimStore {
   staticVolumes = async (): Promise<PvRecord[]> => listVolumes(this.dataDir, (n) => !isProvisionedName(n))
 
   async ownVolume(c: VolumeClaim, statics?: PvRecord[]): Promise<Stored<PvRecord> | undefined> {
-    let v: PvRecord | undefined
-    try {
-      // The one provisioned for it is found by its name, one lstat and one read: not among every volume.
-      v = readVolume(this.dataDir, c.provisioning?.volume ?? provisionedName(c.uid))
-    } catch {
-      // none yet, or half-made or damaged: provisioning makes it again or says why
-    }
+    // By name, one lstat and one read, not among every volume; none, half-made or damaged: provisioning makes it again or says why.
+    const v = unlessError(() => readVolume(this.dataDir, provisionedName(c.uid)))
     return stored(v?.claim_ref?.uid === c.uid ? v : (statics ?? (await this.staticVolumes())).find((s) => s.claim_ref?.uid === c.uid))
   }
 
-  bindStatic = async (name: string, c: VolumeClaim, fits: (v: PvRecord) => boolean): Promise<boolean> => bindStaticVolume(this.dataDir, name, { name: c.name, uid: c.uid }, fits)
+  /** Free means no claim_ref, not released or recycling, and no pod bound to it. */
+  bindStatic = async (name: string, c: VolumeClaim, fits: (v: PvRecord) => boolean): Promise<boolean> =>
+    withVolumeLock(this.dataDir, name, () => {
+      const rec = unlessError(() => readVolume(this.dataDir, name))
+      if (!rec || rec.claim_ref || rec.phase !== 'available' || !fits(rec) || dropStaleBindings(this.dataDir, name).length > 0) return false
+      writeVolume(this.dataDir, { ...rec, claim_ref: { name: c.name, uid: c.uid } })
+      return true
+    })
 
   async provisioned(s: Stored<VolumeClaim>, v: PvRecord, event: NewEvent, held: Held): Promise<Stored<VolumeClaim> | undefined> {
-    try {
-      writeNewVolume(this.dataDir, v)
-    } catch (er) {
-      if (isPodctlError(er) && er.code === 'EBADSTATE') return undefined // made by an earlier try
-      throw er
-    }
+    if (!writeNewVolume(this.dataDir, v)) return undefined // made by an earlier try
     return this.saveClaim(s, boundTo(s.value, v), held, event)
   }
 
   async release(s: Stored<VolumeClaim>, v: Stored<PvRecord> | undefined): Promise<void> {
-    if (v) markReleased(this.dataDir, v.value.name, s.value.uid)
+    if (v) {
+      withVolumeLock(this.dataDir, v.value.name, () => {
+        const rec = findVolume(this.dataDir, v.value.name)
+        if (rec?.claim_ref?.uid === s.value.uid && rec.phase !== 'released') writeVolume(this.dataDir, { ...rec, phase: 'released' })
+      })
+    }
     removeObject(this.dataDir, CLAIM, s.value.name)
   }
 

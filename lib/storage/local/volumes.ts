@@ -1,15 +1,11 @@
 /**
- * Persistent volumes of a data dir (CONTRACT §7): named volumes that
- * outlive pods, `<data>/volumes/<name>/` with a record (volume.json), the
- * data (data/) and the pods bound to it (bindings.ts). A volume is made
- * under a temporary name and renamed into place, so it is never seen
- * half-made; removed by renaming it away first, so it is gone in one step.
- * Its record is changed only under its lock (`<data>/volume-locks/pv.<name>`),
- * which also serializes the bindings of pods to it.
+ * Persistent volumes of a data dir (CONTRACT §7; Documentation/devel/volumes.md).
+ * A record changes only under the volume's lock, which also serializes the
+ * bindings of pods to it.
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { PodctlError, errnoCode, shortId, unlessNotFound } from '../../errors.js'
+import { PodctlError, errnoCode, isPodctlError, shortId, unlessNotFound } from '../../errors.js'
 import { uniqueSuffix, writeFileAtomic } from '../../fs/atomic.js'
 import { describeFailure } from '../../fs/errors.js'
 import { DIR_MODE } from '../../fs/modes.js'
@@ -18,8 +14,9 @@ import { removeTree } from '../../fs/remove-tree.js'
 import { DEFAULT_WAIT_MS } from '../../lock/lock.js'
 import { withLockAt } from '../../lock/with-lock.js'
 import { NAME_RE } from '../../pod/manifest.js'
-import { isProvisionedName, newVolumeRecord, type ClaimRef, type CreateVolumeOptions, type PvRecord } from '../volume-record.js'
-import { bindingHolds, dropStaleBindings, readBindings } from './bindings.js'
+import { unlessError } from '../objects.js'
+import { isProvisionedName, newVolumeRecord, type CreateVolumeOptions, type PvRecord } from '../volume-record.js'
+import { bindingHolds, readBindings } from './bindings.js'
 import { objectLock, PV_BINDINGS, PV_DATA, PV_RECORD, pvDataDir, pvDir, volumesRoot } from './layout.js'
 
 const noSuchVolume = (name: string): PodctlError =>
@@ -39,12 +36,7 @@ export const withVolumeLock = <T>(dataDir: string, name: string, fn: () => T, wa
 /** Where a volume's data is: its own data/ directory, or what its provisioner made. */
 export const volumeDataPath = (dataDir: string, rec: PvRecord): string => rec.provisioned?.path ?? pvDataDir(dataDir, rec.name)
 
-/**
- * The smallest size limit a volume can keep: its own data directory takes
- * one block of the file system (usage counts it), so a smaller limit
- * would be exceeded by the empty volume. The file system of the data dir,
- * or of its nearest existing parent before the first write.
- */
+/** The smallest size limit a volume can keep: its empty data directory takes one block of the data dir's file system. */
 export const minSizeLimit = (dataDir: string): number => {
   for (let p = path.resolve(dataDir); ; p = path.dirname(p)) {
     try {
@@ -68,11 +60,15 @@ export const checkNewVolume = (dataDir: string, name: string, opts: Pick<CreateV
   }
 }
 
-/** Creates a persistent volume. */
-export const createVolume = (dataDir: string, name: string, opts: CreateVolumeOptions = {}): PvRecord => writeNewVolume(dataDir, newVolumeRecord(name, opts))
+/** Creates a persistent volume; EBADSTATE if it exists. */
+export const createVolume = (dataDir: string, name: string, opts: CreateVolumeOptions = {}): PvRecord => {
+  const rec = newVolumeRecord(name, opts)
+  if (!writeNewVolume(dataDir, rec)) throw new PodctlError('EBADSTATE', `persistent volume ${name} already exists`, `see podctl volume inspect ${name}`)
+  return rec
+}
 
-/** Writes a new volume with record `rec`, atomically: built under a temporary name, then renamed into place (EBADSTATE if it exists). */
-export const writeNewVolume = (dataDir: string, rec: PvRecord): PvRecord => {
+/** Writes a new volume with record `rec`, atomically: built under a temporary name, then renamed into place; false, and nothing written, if it exists. */
+export const writeNewVolume = (dataDir: string, rec: PvRecord): boolean => {
   checkNewVolume(dataDir, rec.name, { sizeLimitBytes: rec.size_limit_bytes, provisioned: rec.provisioned ?? undefined })
   fs.mkdirSync(volumesRoot(dataDir), { recursive: true, mode: DIR_MODE })
   sweepVolumesDir(dataDir) // what a crashed create or rm left, long ago
@@ -83,17 +79,13 @@ export const writeNewVolume = (dataDir: string, rec: PvRecord): PvRecord => {
     if (!rec.provisioned?.path) fs.mkdirSync(path.join(tmp, PV_DATA), { mode: DIR_MODE })
     fs.mkdirSync(path.join(tmp, PV_BINDINGS), { mode: DIR_MODE })
     writeFileAtomic(tmp, PV_RECORD, `${JSON.stringify(rec)}\n`, { sync: true })
-    try {
-      fs.renameSync(tmp, pvDir(dataDir, rec.name))
-    } catch (er) {
-      if (['ENOTEMPTY', 'EEXIST', 'ENOTDIR'].includes(errnoCode(er)!)) throw new PodctlError('EBADSTATE', `persistent volume ${rec.name} already exists`, `see podctl volume inspect ${rec.name}`)
-      throw er
-    }
+    fs.renameSync(tmp, pvDir(dataDir, rec.name))
+    return true
   } catch (er) {
     removeTree(tmp)
+    if (['ENOTEMPTY', 'EEXIST', 'ENOTDIR'].includes(errnoCode(er)!)) return false
     throw er
   }
-  return rec
 }
 
 /** Replaces a volume's record (under its lock): the one way it is written after its creation. */
@@ -110,18 +102,12 @@ export const readVolume = (dataDir: string, name: string): PvRecord => {
   if ('missing' in f) throw noSuchVolume(name)
   const damaged = (why: string): PodctlError => new PodctlError('EFAILED', `persistent volume ${name} has a damaged record: ${why}`, `look at ${file}; podctl volume rm ${name} removes the volume and its data`)
   if ('damaged' in f) throw damaged(f.damaged)
-  try {
-    return JSON.parse(f.bytes.toString('utf8')) as PvRecord
-  } catch {
-    throw damaged(`${file} is not valid JSON`)
-  }
+  const rec = unlessError(() => JSON.parse(f.bytes.toString('utf8')) as PvRecord)
+  if (rec === undefined) throw damaged(`${file} is not valid JSON`)
+  return rec
 }
 
-/**
- * Whether a persistent volume named `name` exists. Only its absence says
- * no: a directory this user may not look into is a refusal, named as one
- * ("permission denied"), not a volume that does not exist.
- */
+/** Whether a persistent volume named `name` exists: one this user may not look at is a refusal ("permission denied"), not an absence. */
 export const volumeExists = (dataDir: string, name: string): boolean => {
   try {
     return fs.lstatSync(pvDir(dataDir, name), { throwIfNoEntry: false }) !== undefined
@@ -131,13 +117,11 @@ export const volumeExists = (dataDir: string, name: string): boolean => {
 }
 
 /** The volume's record, or undefined when there is none (or it went meanwhile). */
-export const findVolume = (dataDir: string, name: string): PvRecord | undefined => (volumeExists(dataDir, name) ? unlessNoVolume(() => readVolume(dataDir, name)) : undefined)
-
-const unlessNoVolume = <T>(fn: () => T): T | undefined => {
+export const findVolume = (dataDir: string, name: string): PvRecord | undefined => {
   try {
-    return fn()
+    return volumeExists(dataDir, name) ? readVolume(dataDir, name) : undefined
   } catch (er) {
-    if ((er as PodctlError).code === 'ENOVOLUME') return undefined
+    if (isPodctlError(er) && er.code === 'ENOVOLUME') return undefined
     throw er
   }
 }
@@ -149,14 +133,6 @@ export const listVolumes = (dataDir: string, only: (name: string) => boolean = (
     // Temporaries (.new-*, .gone-*) are no volumes; one removed meanwhile, or damaged, is left out: inspect says which.
     .flatMap((n) => (NAME_RE.test(n) && only(n) ? (unlessError(() => readVolume(dataDir, n)) ?? []) : []))
 
-const unlessError = <T>(fn: () => T): T | undefined => {
-  try {
-    return fn()
-  } catch {
-    return undefined
-  }
-}
-
 /** Moves the volume's directory away (one rename: it is gone at once), then deletes it. */
 export const deleteVolumeDir = (dataDir: string, name: string): void => {
   const away = path.join(volumesRoot(dataDir), `.gone-${name}-${uniqueSuffix()}`)
@@ -164,12 +140,7 @@ export const deleteVolumeDir = (dataDir: string, name: string): void => {
   removeTree(away)
 }
 
-/**
- * `podctl volume rm`: removes a volume and its data. Refused (EBADSTATE)
- * while a running pod holds it, or while a claim owns it; pods that are
- * bound but not running lose it (their mount points dangle until they are
- * removed).
- */
+/** `podctl volume rm`: EBADSTATE while a claim owns it or a running pod holds it; the mount points of pods not running dangle. */
 export const removeVolume = (dataDir: string, name: string): void => {
   checkVolumeName(name)
   if (!volumeExists(dataDir, name)) throw noSuchVolume(name)
@@ -195,12 +166,7 @@ export const removeVolume = (dataDir: string, name: string): void => {
   })
 }
 
-/**
- * Removes a node's copy of a fleet volume whose record the fleet has
- * deleted: false while a running pod of this node holds it (the next
- * sweep tries again). Its data goes with it when it is a local volume
- * (its data/ directory); shared storage elsewhere is the provisioner's.
- */
+/** Removes a node's copy of a fleet volume the fleet deleted, with its own data/ if it has one; false while a running pod holds it. */
 export const removeFleetCopy = (dataDir: string, name: string): boolean =>
   withVolumeLock(dataDir, name, () => {
     if (!volumeExists(dataDir, name)) return true
@@ -223,28 +189,6 @@ export const sweepVolumesDir = (dataDir: string, minAgeMs = 60_000, now = Date.n
   }
   return removed
 }
-
-/**
- * Binds an available static volume to a claim object, under the volume's
- * lock: true if it was still free (no claim_ref, not released or
- * recycling, no pod bound to it) and `fits` it; false if someone was first.
- */
-export const bindStaticVolume = (dataDir: string, name: string, ref: ClaimRef, fits: (rec: PvRecord) => boolean): boolean =>
-  withVolumeLock(dataDir, name, () => {
-    const rec = unlessError(() => readVolume(dataDir, name))
-    if (!rec || rec.claim_ref || rec.phase !== 'available' || !fits(rec) || dropStaleBindings(dataDir, name).length > 0) return false
-    writeVolume(dataDir, { ...rec, claim_ref: ref })
-    return true
-  })
-
-/** Marks a volume bound to claim `uid` released (its claim is being removed); false if it is not bound to it. */
-export const markReleased = (dataDir: string, name: string, uid: string): boolean =>
-  withVolumeLock(dataDir, name, () => {
-    const rec = findVolume(dataDir, name)
-    if (rec?.claim_ref?.uid !== uid) return false
-    if (rec.phase !== 'released') writeVolume(dataDir, { ...rec, phase: 'released' })
-    return true
-  })
 
 /** Removes temporaries of atomic writes in a volume's directories left by a process killed between writing and renaming; under the volume's lock, so no live writer has one open. */
 export const sweepTemporaries = (dataDir: string, name: string): void => {
