@@ -223,6 +223,25 @@ t.test('names of the form pvc-<uuid> are kept for provisioned volumes', async (t
   t.equal(podctl(dir, ['volume', 'create', 'pvc-data']).status, 0, 'other pvc- names are fine')
 })
 
+t.test('a damaged record where a claim\'s volume is to be provisioned: the run fails saying so (125), and does not wait', async (t) => {
+  const base = t.testdir({})
+  const dir = path.join(base, 'data')
+  t.equal(podctl(dir, ['volume', 'class', 'create', 'c', '--provisioner', 'local', '--default']).status, 0)
+  t.equal(podctl(dir, ['volume', 'claim', 'create', 'db', '--size', '1M']).status, 0)
+  const uid = json(fs.readFileSync(path.join(dir, 'claims', 'db.json'), 'utf8')).uid as string
+  const record = path.join(dir, 'volumes', `pvc-${uid}`, 'volume.json')
+  fs.mkdirSync(path.dirname(record), { recursive: true })
+  fs.writeFileSync(record, '{')
+  fs.writeFileSync(path.join(base, 'm.json'), JSON.stringify(claimManifest('db')))
+  // Without --timeout 5s a wait for the record would take the default 5 minutes.
+  const r = podctl(dir, ['run', '--timeout', '5s', '--manifest', path.join(base, 'm.json')])
+  t.equal(r.status, 125, r.stderr)
+  t.match(r.stderr, `persistent volume pvc-${uid} has a damaged record: ${record} is not valid JSON`)
+  t.notMatch(r.stderr, /timed out|another process/, 'not a wait that ran out')
+  t.notMatch(r.stderr, STACK_RE)
+  t.equal(fs.readFileSync(record, 'utf8'), '{', 'the damaged record is left for the user to look at')
+})
+
 t.test('a failing exec provisioner: the run fails with its stderr; a Warning ProvisioningFailed event; the retry waits', async (t) => {
   const base = t.testdir({})
   const dir = path.join(base, 'data')

@@ -141,7 +141,11 @@ export class LocalStore implements ClaimStore {
     })
 
   async provisioned(s: Stored<VolumeClaim>, v: PvRecord, event: NewEvent, held: Held): Promise<Stored<VolumeClaim> | undefined> {
-    if (!writeNewVolume(this.dataDir, v)) return undefined // made by an earlier try
+    if (!writeNewVolume(this.dataDir, v)) {
+      // Made by an earlier try, to be read again; a damaged record says so (EFAILED, naming its file) instead of being waited for.
+      readVolume(this.dataDir, v.name)
+      return undefined
+    }
     return this.saveClaim(s, boundTo(s.value, v), held, event)
   }
 
