@@ -161,8 +161,7 @@ export class Cluster {
   /** The key's value and its mod revision (which a guard compares), or undefined when there is none. */
   async get(key: string): Promise<{ value: string; modRevision: string } | undefined> {
     return this.#call(`read ${this.options.prefix}${key}`, async (c) => {
-      const r = await c.get(this.options.prefix + key).exec()
-      const kv = r.kvs[0]
+      const kv = (await c.get(this.options.prefix + key).exec()).kvs[0]
       return kv === undefined ? undefined : { value: kv.value.toString('utf8'), modRevision: kv.mod_revision }
     })
   }

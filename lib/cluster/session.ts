@@ -41,8 +41,7 @@ export class Session {
       this.#lease = granted
       granted.catch(drop)
       clearInterval(this.#renew)
-      this.#renew = setInterval(() => void granted.then((l) => l.keepAlive()).catch(drop), (LOCK_TTL_S * 1000) / 3)
-      this.#renew.unref()
+      this.#renew = setInterval(() => void granted.then((l) => l.keepAlive()).catch(drop), (LOCK_TTL_S * 1000) / 3).unref()
     }
     return this.#lease
   }

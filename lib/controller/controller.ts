@@ -10,10 +10,9 @@ import { isPodctlError } from '../errors.js'
 import { gc } from '../pod/gc.js'
 import { isoTime } from '../pod/record.js'
 import { LockBusyError } from '../lock/lock.js'
-import { backoffMs, DEFAULT_FAILED_THRESHOLD, reclaimVolume, syncClaim, type BinderOptions } from '../storage/binder.js'
-import type { VolumeClass } from '../storage/classes.js'
+import { backoffMs, DEFAULT_FAILED_THRESHOLD, givenUp, reclaimVolume, syncClaim, type BinderOptions } from '../storage/binder.js'
 import { LocalStore } from '../storage/local/store.js'
-import { provisionerOf, type Provisioner } from '../storage/provisioner.js'
+import type { Provisioner } from '../storage/provisioner.js'
 import type { ClaimStore } from '../storage/store.js'
 import { podTeardown } from '../runtime/pod-runtime.js'
 import type { ControllerMetrics } from './metrics.js'
@@ -44,8 +43,6 @@ export type ControllerOptions = Partial<typeof DEFAULTS> & {
   identity?: string
   /** Runs one gc pass; in this process by default (the CLI's runs `podctl gc` in a child, so that its heap does not stay large). */
   gcRunner?: GcRunner
-  /** gc whether leading or not: in a fleet (by default) each node collects its own pods, and only claims have one leader. */
-  gcOnEveryNode?: boolean
   metrics?: ControllerMetrics
   /** What the controller does, one line each (the CLI prints them on stderr). */
   log?: (line: string, time: string) => void
@@ -79,7 +76,7 @@ const gcInProcess: GcRunner = async (dataDir, periods) => {
   return { marked: r.marked.length, deleted: r.deleted.length }
 }
 
-type Settings = typeof DEFAULTS & Required<Pick<ControllerOptions, 'gcOnEveryNode'>> & Pick<ControllerOptions, 'metrics' | 'log'>
+type Settings = typeof DEFAULTS & Pick<ControllerOptions, 'metrics' | 'log'> & { gcRunner: GcRunner }
 
 export class ProvisionController {
   readonly identity: string
@@ -94,7 +91,6 @@ export class ProvisionController {
   #gcRunning = false
   /** The try to take or renew the lead in flight, if any. */
   #electing: Promise<boolean> | undefined
-  readonly #gcRunner: GcRunner
   readonly #store: ClaimStore
   readonly #election: LeaderElection
   /** Aborted when a stop has waited long enough for the items in hand: their provisioner calls are killed. */
@@ -105,10 +101,9 @@ export class ProvisionController {
     this.#dataDir = dataDir
     this.#store = options.store ?? new LocalStore(dataDir, options.identity)
     this.identity = options.identity ?? this.#store.identity
-    this.#gcRunner = options.gcRunner ?? gcInProcess
     this.#opts = {
       ...DEFAULTS,
-      gcOnEveryNode: this.#store.node !== undefined,
+      gcRunner: gcInProcess,
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
     } as Settings
     this.#election = options.election ?? fileElection(dataDir, this.identity, this.#opts.leaseDuration, this.#opts.retryPeriod)
@@ -118,17 +113,18 @@ export class ProvisionController {
       failedProvisionThreshold: this.#opts.failedProvisionThreshold,
       provisionersDir: options.provisionersDir,
       // A library user's controller may serve only its own classes, through its own provisioner.
-      provisionerFor: (cls: VolumeClass) => {
+      provisionerFor: (cls) => {
         if (name !== null && cls.provisioner !== name) throw new NotOurs(cls.name)
-        return provisioner ?? provisionerOf(cls, { provisionersDir: options.provisionersDir, fleet: this.#store.node !== undefined, node: this.#store.node })
+        return provisioner ?? undefined
       },
       lockWaitMs: 0,
       signal: this.#inFlight.signal,
     }
   }
 
-  get leading(): boolean {
-    return this.#leading
+  /** gc whether leading or not: in a fleet each node collects its own pods, and only claims have one leader. */
+  get #gcOnEveryNode(): boolean {
+    return this.#store.node !== undefined
   }
 
   #log(line: string): void {
@@ -148,7 +144,7 @@ export class ProvisionController {
       if (this.#opts.once) {
         const lead = await within(this.#elect(), stopped, () => false)
         // The gc pass beside the claims' (a child process, with the CLI's runner).
-        const collected = this.#opts.gcInterval > 0 && (lead || this.#opts.gcOnEveryNode) ? this.#gc() : undefined
+        const collected = this.#opts.gcInterval > 0 && (lead || this.#gcOnEveryNode) ? this.#gc() : undefined
         if (lead) {
           await within(this.#relist(), stopped, () => undefined)
           await this.#work(signal, true)
@@ -165,7 +161,7 @@ export class ProvisionController {
       timers.push(setInterval(() => void this.#relist(), this.#opts.resyncPeriod))
       // A safety net beside the watch: pending claims are few and cheap to list, and a command may be waiting on one.
       timers.push(setInterval(() => this.#leading && void this.#relist(true), Math.min(this.#opts.resyncPeriod, 10 * this.#opts.retryPeriod)))
-      if (this.#opts.gcInterval > 0) timers.push(setInterval(() => (this.#leading || this.#opts.gcOnEveryNode) && void this.#gc(), this.#opts.gcInterval))
+      if (this.#opts.gcInterval > 0) timers.push(setInterval(() => (this.#leading || this.#gcOnEveryNode) && void this.#gc(), this.#opts.gcInterval))
       await this.#work(signal, false)
     } finally {
       for (const t of timers) clearInterval(t)
@@ -314,9 +310,8 @@ export class ProvisionController {
   }
 
   async #syncVolume(name: string): Promise<void> {
-    const threshold = this.#opts.failedDeleteThreshold
     const failures = this.#deleteFailures.get(name) ?? 0
-    if (threshold > 0 && failures >= threshold) return
+    if (givenUp(failures, this.#opts.failedDeleteThreshold)) return
     const started = performance.now()
     const m = this.#opts.metrics
     // Read before the delete removes the record, and only for the metrics.
@@ -344,7 +339,7 @@ export class ProvisionController {
     if (this.#gcRunning) return
     this.#gcRunning = true
     try {
-      const r = await this.#gcRunner(this.#dataDir, { gracePeriodMs: this.#opts.gcGracePeriod, expirePreparedMs: this.#opts.gcExpirePrepared })
+      const r = await this.#opts.gcRunner(this.#dataDir, { gracePeriodMs: this.#opts.gcGracePeriod, expirePreparedMs: this.#opts.gcExpirePrepared })
       this.#opts.metrics?.gcDeleted.inc(r.deleted)
       if (r.deleted + r.marked > 0) this.#log(`gc: marked ${r.marked}, deleted ${r.deleted}`)
     } catch (er) {

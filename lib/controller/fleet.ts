@@ -12,6 +12,7 @@ import { ensureDataDir, locksDir, POD_DIRS, stateDirPath } from '../pod/layout.j
 import { podView, type PodView } from '../pod/view.js'
 import { Include, listPods } from '../pod/walk.js'
 import { forgetNode, reconcileAttachments } from '../storage/fleet/attachments.js'
+import { unlessError } from '../storage/objects.js'
 import { NodeTaken, registerNode } from './node-key.js'
 
 /** A pod as the fleet shows it: its JSON, the node it is on, and whether that node is lost. */
@@ -46,15 +47,13 @@ const liveNodes = async (cluster: Cluster): Promise<Set<string>> => new Set([...
 /** Every pod of the fleet; a lost node's pods are `unknown`, with `node_lost`. */
 export const fleetPods = async (cluster: Cluster): Promise<FleetPodView[]> => {
   const [live, pods] = await Promise.all([liveNodes(cluster), cluster.list(KEYS.pods)])
-  const out: FleetPodView[] = []
-  for (const [key, value] of pods) {
+  return [...pods].flatMap(([key, value]): FleetPodView[] => {
     const [, node = '', uuid] = key.split('/')
     const v = parseObject<PodView>(value)
-    if (!podShaped(v, uuid)) continue // not podctl's, or damaged: left alone
+    if (!podShaped(v, uuid)) return [] // not podctl's, or damaged: left alone
     const lost = !live.has(node)
-    out.push({ ...v, ...(lost ? { state: 'unknown' as const } : {}), node, node_lost: lost })
-  }
-  return out
+    return [{ ...v, ...(lost ? { state: 'unknown' as const } : {}), node, node_lost: lost }]
+  })
 }
 
 /** The fleet's nodes: those alive, and those that published pods or info before. */
@@ -141,13 +140,10 @@ export class FleetPublisher {
     // A new node's data dir has no state dirs yet, and a watch needs them: made first, as run would.
     ensureDataDir(this.#dataDir)
     // A pod moves between state dirs, or its lock comes and goes (a running
-    // pod that exits stays in run/): either is a change of its state.
+    // pod that exits stays in run/): either is a change of its state. A dir that
+    // cannot be watched (none, or no watch left) is the resync's, as is one removed later.
     for (const dir of [...POD_DIRS.map((d) => stateDirPath(this.#dataDir, d)), locksDir(this.#dataDir)]) {
-      try {
-        this.#watchers.push(fs.watch(dir, { persistent: false }, () => this.#soon()).on('error', () => undefined))
-      } catch {
-        // no such dir, or no watch left: the resync covers it, as it covers a dir removed later (the watcher's error)
-      }
+      unlessError(() => this.#watchers.push(fs.watch(dir, { persistent: false }, () => this.#soon()).on('error', () => undefined)))
     }
     this.#resync = setInterval(() => this.#soon(), this.#opts.resyncMs)
     this.#soon()

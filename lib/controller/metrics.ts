@@ -28,13 +28,12 @@ export const newMetrics = () => {
     gcDeleted: new Counter({ name: 'podctl_gc_pods_deleted_total', help: 'Pods deleted by the controller gc', registers }),
     /** Sets podctl_pods{state} from the data dir. */
     observePods: (dataDir: string): void => {
-      const counts = new Map<string, number>()
-      for (const p of listPods(dataDir, Include.all)) {
-        counts.set(p.state, (counts.get(p.state) ?? 0) + 1)
+      const all = listPods(dataDir, Include.all)
+      pods.reset()
+      for (const p of all) {
+        pods.inc({ state: p.state })
         p.close()
       }
-      pods.reset()
-      for (const [state, n] of counts) pods.set({ state }, n)
     },
   }
 }

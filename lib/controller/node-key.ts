@@ -24,8 +24,8 @@ export interface NodeKey {
 }
 
 /** Whether the holder recorded in a key is a process of this host that has ended (another host's is judged by its lease alone). */
-const deadHere = (k: Partial<NodeKey>): boolean => {
-  const o = typeof k.owner === 'string' ? parseOwner(k.owner) : undefined
+const deadHere = (k: Partial<NodeKey> | undefined): boolean => {
+  const o = typeof k?.owner === 'string' ? parseOwner(k.owner) : undefined
   return o !== undefined && o.host === ownOwner().host && !ownerAlive(o, () => undefined)
 }
 
@@ -56,11 +56,8 @@ export const registerNode = async (cluster: Cluster, lease: ClusterLease, me: Pi
     if (held === undefined) continue // its lease ran out just now
     const k = parseObject<Partial<NodeKey>>(held.value)
     // Its own key from before a lost lease, or a dead process's of this host (killed and restarted before its lease ran out): taken over, if unchanged meanwhile.
-    if (k?.instance === me.instance || (k !== undefined && deadHere(k))) {
-      if (await cluster.commit([{ key, mod: held.modRevision }], [write])) return
-      continue
-    }
-    throw new NodeTaken(me.name, k)
+    if (k?.instance !== me.instance && !deadHere(k)) throw new NodeTaken(me.name, k)
+    if (await cluster.commit([{ key, mod: held.modRevision }], [write])) return
   }
   throw new NodeTaken(me.name, parseObject<Partial<NodeKey>>((await cluster.get(key))?.value))
 }

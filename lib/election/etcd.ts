@@ -77,9 +77,7 @@ export class FleetElection implements LeaderElection {
   }
 
   stepDown(): void {
-    const lease = this.#lease
-    this.#lease = undefined
-    void lease?.revoke().catch(() => {}) // etcd away: the key expires with the lease
+    void this.release().catch(() => {}) // etcd away: the key expires with the lease
   }
 }
 

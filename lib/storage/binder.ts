@@ -21,8 +21,8 @@ import { newVolumeRecord, provisionedName, type PvRecord } from './volume-record
 export interface BinderOptions {
   /** Who does the work (the store's identity by default); recorded as provisioned_by. */
   identity?: string
-  /** The provisioner of a class (provisionerOf by default; tests and the library may give their own). */
-  provisionerFor?: (cls: VolumeClass) => Provisioner
+  /** The provisioner of a class (undefined: provisionerOf's; tests and the library may give their own). */
+  provisionerFor?: (cls: VolumeClass) => Provisioner | undefined
   /** Where this node's exec provisioners are (--provisioners-dir; default /etc/podctl/provisioners). */
   provisionersDir?: string | undefined
   /** Aborted: a provisioner's call in progress is killed (a controller that stops). */
@@ -43,11 +43,8 @@ export const backoffMs = (failures: number, { exponential = true, minMs = 1000, 
 
 const later = (ms: number): string => new Date(Date.now() + ms).toISOString()
 
-/** Whether a claim that failed `failures` times is given up until it changes. */
-const givenUp = (failures: number, opts: BinderOptions): boolean => {
-  const threshold = opts.failedProvisionThreshold ?? DEFAULT_FAILED_THRESHOLD
-  return threshold > 0 && failures >= threshold
-}
+/** Whether a claim (until it changes) or a released volume that failed `failures` times is given up; `threshold` 0: never. */
+export const givenUp = (failures: number, threshold = DEFAULT_FAILED_THRESHOLD): boolean => threshold > 0 && failures >= threshold
 
 /** A class's provisioner: the options' own, or the class's through this node's provisioners directory. */
 const provisionerFor = (store: ClaimStore, opts: BinderOptions, cls: VolumeClass): Provisioner =>
@@ -93,7 +90,7 @@ export const syncClaim = (store: ClaimStore, name: string, opts: BinderOptions =
       if (!v.provisioned && (await store.bindStatic(v.name, c, fits(c)))) return { claim: await save(boundTo(c, v), succeeded(`bound to available volume ${v.name}`)), outcome: 'bound' }
     }
     if (c.class === null) return { claim: c, outcome: 'no-class' }
-    if (givenUp(c.failures, opts)) return { claim: c, outcome: 'given-up' }
+    if (givenUp(c.failures, opts.failedProvisionThreshold)) return { claim: c, outcome: 'given-up' }
     if (c.retry_at !== null && Date.parse(c.retry_at) > Date.now()) return { claim: c, outcome: 'waiting' }
     return provision(store, s, cls, held, opts)
   })
@@ -104,7 +101,7 @@ const provision = async (store: ClaimStore, claim: Stored<VolumeClaim>, cls: Vol
   const started = performance.now()
   const failed = async (error: PodctlError): Promise<SyncResult> => {
     const failures = s.value.failures + 1
-    const gaveUp = givenUp(failures, opts)
+    const gaveUp = givenUp(failures, opts.failedProvisionThreshold)
     const c = await save(
       { ...s.value, failures, retry_at: gaveUp ? null : later(backoffMs(failures, { exponential: opts.exponentialBackoff })) },
       { type: 'Warning', reason: 'ProvisioningFailed', message: `${gaveUp ? `gave up after ${failures} failures: ` : ''}${error.message}` },

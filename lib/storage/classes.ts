@@ -49,28 +49,21 @@ const parametersProblem = (provisioner: string, params: Record<string, string>, 
     if (CONTROL_RE.test(v)) return { problem: `parameter ${k} must be one line without control characters: ${JSON.stringify(v)}` }
   }
   if (fleet && reclaim === 'recycle') return { problem: 'a class of a fleet cannot recycle: its volumes are bound to claims only', hint: 'use --reclaim delete (the default) or retain' }
-  if (provisioner !== 'local') {
-    if (reclaim === 'recycle') {
-      return { problem: 'an exec class cannot recycle: podctl empties only the volumes it made, and an exec volume is emptied by its provisioner\'s delete', hint: 'use --reclaim delete (the default) or retain' }
-    }
-    if (params.timeout !== undefined) {
-      try {
-        parseDuration(params.timeout, 'parameter timeout')
-      } catch (er) {
-        return { problem: (er as Error).message }
-      }
-    }
+  const exec = provisioner !== 'local'
+  if (exec && reclaim === 'recycle') {
+    return { problem: 'an exec class cannot recycle: podctl empties only the volumes it made, and an exec volume is emptied by its provisioner\'s delete', hint: 'use --reclaim delete (the default) or retain' }
+  }
+  try {
+    if (exec && params.timeout !== undefined) parseDuration(params.timeout, 'parameter timeout')
+    if (!exec && params.sizeLimit !== undefined) parseBytes(params.sizeLimit, 'parameter sizeLimit')
+  } catch (er) {
+    return { problem: (er as Error).message }
+  }
+  if (exec) {
     const root = params.root
     const bad = root === undefined ? undefined : rootParamProblem(root)
     if (bad) return { problem: `invalid parameter root ${JSON.stringify(root)}: ${bad}`, hint: 'give the directory that every answer of the provisioner must be below, e.g. --param root=/srv/volumes' }
     return undefined
-  }
-  if (params.sizeLimit !== undefined) {
-    try {
-      parseBytes(params.sizeLimit, 'parameter sizeLimit')
-    } catch (er) {
-      return { problem: (er as Error).message }
-    }
   }
   const known = fleet ? ['sizeLimit', 'node'] : ['sizeLimit']
   const unknown = Object.keys(params).filter((k) => !known.includes(k))

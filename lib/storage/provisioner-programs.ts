@@ -40,13 +40,10 @@ export const programOf = (provisioner: string, opts: ProgramOptions = {}): strin
   if ('problem' in target) throw new PodctlError('EFAILED', oneLine(target.problem))
   const dir = opts.provisionersDir ?? DEFAULT_PROVISIONERS_DIR
   const here = opts.node !== undefined ? `node ${opts.node}` : 'this node'
-  let program: string
-  if ('program' in target) {
-    if (opts.fleet) {
-      throw new PodctlError('EFAILED', `provisioner ${shown} names a program by its path: a fleet names provisioners (exec:NAME), and each node maps a name to a program of its own configuration (${dir}/NAME)`)
-    }
-    program = target.program
-  } else program = path.join(dir, target.name)
+  if ('program' in target && opts.fleet) {
+    throw new PodctlError('EFAILED', `provisioner ${shown} names a program by its path: a fleet names provisioners (exec:NAME), and each node maps a name to a program of its own configuration (${dir}/NAME)`)
+  }
+  const program = 'program' in target ? target.program : path.join(dir, target.name)
   const bad = untrustedProgram(program, process.geteuid?.() ?? 0)
   if (bad === undefined) return program
   if ('name' in target && bad.path === program && bad.why === 'there is no such file') {

@@ -30,8 +30,6 @@ export class Conflict extends PodctlError {
 }
 
 export interface ClaimStore {
-  /** For the log: the data dir, "the fleet's etcd". */
-  readonly what: string
   /** This node's data dir: provisioners are told it; a fleet's node keeps its copies there. */
   readonly dataDir: string
   /** In a fleet, this node's name: its classes name provisioners, never programs. */

@@ -9,6 +9,7 @@ import path from 'node:path'
 import { PodctlError } from '../errors.js'
 import { mkdirsInside } from '../fs/inside.js'
 import { removeTree } from '../fs/remove-tree.js'
+import { unlessError } from '../storage/objects.js'
 import { projectedPathProblem } from './manifest.js'
 
 export const DATA_DIR_NAME = '..data'
@@ -41,17 +42,12 @@ const dirsOf = (p: string): string[] => p.split('/').slice(0, -1).map((_, i, seg
 
 /** Problems of a payload: each path as the manifest's files allow, no file that is also a directory. */
 export const payloadProblems = (paths: Iterable<string>): { path: string; problem: string }[] => {
-  const out: { path: string; problem: string }[] = []
   const all = new Set(paths)
-  for (const p of all) {
+  return [...all].flatMap((p) => {
     const bad = projectedPathProblem(p)
-    if (bad) {
-      out.push({ path: p, problem: bad })
-      continue
-    }
-    for (const dir of dirsOf(p)) if (all.has(dir)) out.push({ path: p, problem: `conflicts with ${JSON.stringify(dir)}: a path cannot be both a file and a directory` })
-  }
-  return out
+    if (bad) return [{ path: p, problem: bad }]
+    return dirsOf(p).flatMap((dir) => (all.has(dir) ? [{ path: p, problem: `conflicts with ${JSON.stringify(dir)}: a path cannot be both a file and a directory` }] : []))
+  })
 }
 
 /** Throws EUSAGE naming every bad path of a payload (payloadProblems). */
@@ -72,13 +68,9 @@ export class AtomicWriter {
 
   /** The current timestamped directory's name, if `..data` points at a real one. */
   currentTsDir(): string | undefined {
-    let target: string
-    try {
-      target = fs.readlinkSync(path.join(this.targetDir, DATA_DIR_NAME))
-    } catch {
-      return undefined // missing, or not a link (then step 8 replaces it)
-    }
-    if (!isTsDirName(target)) return undefined
+    // Missing, or not a link (then step 8 replaces it): none.
+    const target = unlessError(() => fs.readlinkSync(path.join(this.targetDir, DATA_DIR_NAME)))
+    if (target === undefined || !isTsDirName(target)) return undefined
     const st = fs.lstatSync(path.join(this.targetDir, target), { throwIfNoEntry: false })
     return st?.isDirectory() ? target : undefined
   }
@@ -122,9 +114,20 @@ export class AtomicWriter {
       }
     }
 
-    // (9) User-visible links for new top-level names.
+    // (9) User-visible links for new top-level names (the kubelet's createUserVisibleFiles).
     const tops = new Set([...payload.keys()].map((k) => k.split('/')[0]!))
-    this.#createUserVisibleFiles(tops)
+    for (const top of tops) {
+      const at = path.join(this.targetDir, top)
+      const want = `${DATA_DIR_NAME}/${top}`
+      const st = fs.lstatSync(at, { throwIfNoEntry: false })
+      if (st?.isSymbolicLink() && fs.readlinkSync(at) === want) continue
+      if (st?.isDirectory()) throw new PodctlError('EFAILED', `${at} is a directory, not podctl's link to ${want}; remove it and update again`)
+      // Put in place by rename: a file or a foreign link in the way is replaced, never written through.
+      const tmp = path.join(this.targetDir, `..link_tmp`)
+      fs.rmSync(tmp, { force: true })
+      fs.symlinkSync(want, tmp)
+      fs.renameSync(tmp, at)
+    }
     // (10) Old user-visible names the payload no longer has. Also any
     // other link of ours ("name -> ..data/name") to a name not in the
     // payload: left when the old version could not be read.
@@ -144,32 +147,11 @@ export class AtomicWriter {
     }
     return shouldWrite
   }
-
-  #createUserVisibleFiles(tops: Set<string>): void {
-    for (const top of tops) {
-      const at = path.join(this.targetDir, top)
-      const want = `${DATA_DIR_NAME}/${top}`
-      const st = fs.lstatSync(at, { throwIfNoEntry: false })
-      if (st?.isSymbolicLink() && fs.readlinkSync(at) === want) continue
-      if (st?.isDirectory()) throw new PodctlError('EFAILED', `${at} is a directory, not podctl's link to ${want}; remove it and update again`)
-      // Put in place by rename: a file or a foreign link in the way is replaced, never written through.
-      const tmp = path.join(this.targetDir, `..link_tmp`)
-      fs.rmSync(tmp, { force: true })
-      fs.symlinkSync(want, tmp)
-      fs.renameSync(tmp, at)
-    }
-  }
 }
 
 /** Every entry below `root` (files, links, directories) by relative path, never following a link. */
 const walkNoFollow = (root: string, rel = '', out = new Map<string, fs.Dirent>()): Map<string, fs.Dirent> => {
-  let entries: fs.Dirent[]
-  try {
-    entries = fs.readdirSync(path.join(root, rel), { withFileTypes: true })
-  } catch {
-    return out
-  }
-  for (const e of entries) {
+  for (const e of unlessError(() => fs.readdirSync(path.join(root, rel), { withFileTypes: true })) ?? []) {
     const r = rel ? `${rel}/${e.name}` : e.name
     out.set(r, e)
     if (e.isDirectory()) walkNoFollow(root, r, out)
@@ -181,13 +163,8 @@ const walkNoFollow = (root: string, rel = '', out = new Map<string, fs.Dirent>()
 const payloadDiffers = (payload: Payload, oldTsPath: string, oldPaths: Map<string, fs.Dirent>): boolean =>
   [...payload].some(([p, f]) => !oldPaths.get(p)?.isFile() || !sameFile(path.join(oldTsPath, p), f))
 
-const sameFile = (file: string, f: FileProjection): boolean => {
-  try {
-    return (fs.lstatSync(file).mode & 0o777) === f.mode && fs.readFileSync(file).equals(f.data)
-  } catch {
-    return false
-  }
-}
+const sameFile = (file: string, f: FileProjection): boolean =>
+  unlessError(() => (fs.lstatSync(file).mode & 0o777) === f.mode && fs.readFileSync(file).equals(f.data)) ?? false
 
 /** Writes every file into a fresh directory; O_EXCL, so nothing planted there is written through. */
 const writePayload = (dir: string, payload: Payload): void => {

@@ -35,10 +35,7 @@ export const projectedPathProblem = (p: string): string | undefined => {
 }
 
 const checkFiles = (c: Checker, files: unknown, at: string): void => {
-  if (!isObj(files)) {
-    c.add(at, `must be an object mapping relative paths to {"content", "mode"}, not ${describe(files)}`)
-    return
-  }
+  if (!isObj(files)) return c.add(at, `must be an object mapping relative paths to {"content", "mode"}, not ${describe(files)}`)
   const seen: string[] = []
   for (const [p, f] of Object.entries(files)) {
     const fat = join(at, p)

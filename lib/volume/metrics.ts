@@ -1,6 +1,7 @@
 /** Volume usage (Kubernetes' MetricsDu, MetricsStatFS, CachedMetrics), cached briefly for library users that poll. */
 import fs from 'node:fs'
 import path from 'node:path'
+import { unlessError } from '../storage/objects.js'
 import type { Metrics } from './types.js'
 
 /** A walk gives up (used = null) after this many entries: a host path may be a whole file system. */
@@ -14,12 +15,8 @@ export const METRICS_TTL_MS = 2_000
  */
 export const diskUsage = (root: string, opts: { followRoot?: boolean; maxEntries?: number } = {}): { bytes: number; inodes: number } | undefined => {
   const maxEntries = opts.maxEntries ?? MAX_WALK_ENTRIES
-  let st: fs.Stats
-  try {
-    st = opts.followRoot ? fs.statSync(root) : fs.lstatSync(root)
-  } catch {
-    return undefined
-  }
+  const st = unlessError(() => (opts.followRoot ? fs.statSync(root) : fs.lstatSync(root)))
+  if (st === undefined) return undefined
   const seen = new Set<string>()
   let bytes = 0
   let inodes = 0
@@ -37,21 +34,12 @@ export const diskUsage = (root: string, opts: { followRoot?: boolean; maxEntries
   const stack = [root]
   while (stack.length > 0) {
     const dir = stack.pop()!
-    let names: string[]
-    try {
-      names = fs.readdirSync(dir)
-    } catch {
-      continue // unreadable, or gone meanwhile: counted as what we saw
-    }
-    for (const name of names) {
+    // Unreadable, or gone meanwhile: counted as what we saw.
+    for (const name of unlessError(() => fs.readdirSync(dir)) ?? []) {
       if (inodes >= maxEntries) return undefined
       const p = path.join(dir, name)
-      let s: fs.Stats
-      try {
-        s = fs.lstatSync(p)
-      } catch {
-        continue
-      }
+      const s = unlessError(() => fs.lstatSync(p))
+      if (s === undefined) continue
       count(s)
       if (s.isDirectory()) stack.push(p)
     }
@@ -61,12 +49,8 @@ export const diskUsage = (root: string, opts: { followRoot?: boolean; maxEntries
 
 /** Capacity and available bytes of the file system holding `p`. */
 export const fsSpace = (p: string): { capacity: number; available: number } | undefined => {
-  try {
-    const s = fs.statfsSync(p)
-    return { capacity: s.blocks * s.bsize, available: s.bavail * s.bsize }
-  } catch {
-    return undefined
-  }
+  const s = unlessError(() => fs.statfsSync(p))
+  return s && { capacity: s.blocks * s.bsize, available: s.bavail * s.bsize }
 }
 
 const cache = new Map<string, { at: number; metrics: Metrics }>()

@@ -34,9 +34,8 @@ export const normalizeMountPath = (p: string): string => path.posix.normalize(p)
 const under = (child: string, parent: string): boolean => child.startsWith(`${parent}/`)
 
 /** The mounts of every app that has any, with nesting resolved. */
-export const planMounts = (m: PodManifest): PlannedMount[] => {
-  const out: PlannedMount[] = []
-  m.apps.forEach((a, i) => {
+export const planMounts = (m: PodManifest): PlannedMount[] =>
+  m.apps.flatMap((a, i) => {
     const mine: PlannedMount[] = (a.mounts ?? []).map((mt, j) => ({
       app: a.name,
       at: `apps[${i}].mounts[${j}]`,
@@ -48,10 +47,8 @@ export const planMounts = (m: PodManifest): PlannedMount[] => {
       const best = mine.filter((o) => o !== pm && under(pm.path, o.path)).sort((x, y) => y.path.length - x.path.length)[0]
       if (best) pm.parent = { volume: best.volume, at: best.at, path: best.path, rel: pm.path.slice(best.path.length + 1) }
     }
-    out.push(...mine)
+    return mine
   })
-  return out
-}
 
 /** The mount points to make, one per distinct link. */
 export const mountPoints = (plan: PlannedMount[]): MountPoint[] => {

@@ -13,6 +13,7 @@ import { mountPoints, planMounts, setUpOrder } from './plan.js'
 import { findClaim, volumeOfClaim } from '../storage/local/store.js'
 import { pvDir, volumeLocksDir, volumesRoot } from '../storage/local/layout.js'
 import { readVolume, volumeDataPath, volumeExists } from '../storage/local/volumes.js'
+import { unlessError } from '../storage/objects.js'
 import type { PvRecord } from '../storage/volume-record.js'
 import { defaultRegistry } from './plugins/index.js'
 import { readableVolume } from './plugins/persistent.js'
@@ -27,10 +28,7 @@ import type { PodRef, RecordedMountPoint, VolumeSpec } from './types.js'
 import { accessModeOf } from '../storage/access-modes.js'
 
 /** Where a pod with ids of its own (CONTRACT §12, `userns: private`) maps its uid and gid 0 on the host. */
-export interface IdShift {
-  uid: number
-  gid: number
-}
+export type IdShift = { uid: number; gid: number }
 
 /** A pod this process may hold the lock of. */
 export type LockablePod = Pick<Pod, 'dataDir' | 'uuid' | 'path' | 'holdsLock'>
@@ -114,13 +112,8 @@ export const setUpPodVolumes = (
     }
     grantToAppUsers(pod, m, idShift)
   } catch (er) {
-    for (const name of touched.reverse()) {
-      try {
-        ex.unmountVolume(name, opts, { podRemoved: false })
-      } catch {
-        // left recorded: gc and rm tear it down with the pod
-      }
-    }
+    // One that fails stays recorded: gc and rm tear it down with the pod.
+    for (const name of touched.reverse()) unlessError(() => ex.unmountVolume(name, opts, { podRemoved: false }))
     removeVolumeStateDir(pod.path)
     throw er
   }
@@ -136,12 +129,8 @@ const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => 
   if (process.geteuid?.() !== 0) return
   const owners = new Map<string, AppUser>()
   for (const a of m.apps) {
-    let u: AppUser | undefined
-    try {
-      u = resolveAppUser(a)
-    } catch {
-      continue // such an app cannot start: the supervisor says so
-    }
+    // An app whose user cannot be resolved cannot start: the supervisor says so.
+    const u = unlessError(() => resolveAppUser(a))
     if (u === undefined) continue
     // In a pod of its own id range the app's user is someone else on the host.
     const owner = shift ? { uid: shift.uid + u.uid, gid: shift.gid + u.gid } : u
@@ -193,13 +182,8 @@ const giveExecVolume = (rec: PvRecord, u: AppUser): void => {
 }
 
 /** The stored manifest of a pod, if it can be read (it guides the tear-down order). */
-const storedManifest = (podPath: string): PodManifest | undefined => {
-  try {
-    return parsePodManifest(readOwnText(path.join(podPath, MANIFEST_FILE), MAX_MANIFEST_BYTES) ?? '', { allowEphemeral: true })
-  } catch {
-    return undefined
-  }
-}
+const storedManifest = (podPath: string): PodManifest | undefined =>
+  unlessError(() => parsePodManifest(readOwnText(path.join(podPath, MANIFEST_FILE), MAX_MANIFEST_BYTES) ?? '', { allowEphemeral: true }))
 
 /**
  * Tears down every volume recorded in the pod's actual state, nested ones
@@ -223,19 +207,15 @@ export const tearDownPodVolumes = (pod: PodRef, opts: OperationOptions = { wait:
     }
     removeVolumeStateDir(pod.path)
   }
-  sweepDeadOpLocks(pod)
+  // The pod's dead op locks go (left by a process killed before it recorded its volume); a live holder's stays.
+  const locks = volumeLocksDir(pod.dataDir)
+  for (const n of opLockNames(locks)) {
+    if (n.startsWith(`${pod.uuid}.`)) tryLockAt(path.join(locks, n))?.release()
+  }
   if (failures.length > 0) {
     const first = failures[0]
     if (first instanceof PodctlError) throw first
     throw new PodctlError('EFAILED', `tearing down the volumes of pod ${pod.uuid} failed: ${(first as Error).message}`, undefined, { cause: first })
-  }
-}
-
-/** Removes the dead op locks of a pod being deleted (left by a process killed before it recorded its volume); a live holder's stays. */
-const sweepDeadOpLocks = (pod: PodRef): void => {
-  const dir = volumeLocksDir(pod.dataDir)
-  for (const n of opLockNames(dir)) {
-    if (n.startsWith(`${pod.uuid}.`)) tryLockAt(path.join(dir, n))?.release()
   }
 }
 
@@ -247,12 +227,7 @@ const opLockNames = (dir: string): readonly string[] => {
   const now = Date.now()
   const snap = opLockSnapshots.get(dir)
   if (snap && now - snap.at < 1_000) return snap.names
-  let names: string[]
-  try {
-    names = fs.readdirSync(dir)
-  } catch {
-    names = [] // no volume locks at all
-  }
+  const names = unlessError(() => fs.readdirSync(dir)) ?? [] // none: no volume locks at all
   opLockSnapshots.set(dir, { at: now, names })
   return names
 }

@@ -8,6 +8,7 @@ import { readOwnText } from '../fs/read.js'
 import { isoTime } from '../pod/record.js'
 import { POD_VOLUME_STATE, volumeStateDir } from './layout.js'
 import { mkdirsInside, resolveInside } from '../fs/inside.js'
+import { unlessError } from '../storage/objects.js'
 import type { VolumeStateRecord } from './types.js'
 
 const fileOf = (name: string): string => `${name}.json`
@@ -25,12 +26,8 @@ export const writeVolumeState = (podPath: string, rec: Omit<VolumeStateRecord, '
 /** A volume's record, or undefined if none (or it is unreadable). */
 export const readVolumeState = (podPath: string, name: string): VolumeStateRecord | undefined => {
   if (!stateDirSafe(podPath)) return undefined
-  try {
-    const rec = JSON.parse(readOwnText(path.join(volumeStateDir(podPath), fileOf(name))) ?? '') as VolumeStateRecord
-    return rec !== null && typeof rec === 'object' && rec.volume === name ? rec : undefined
-  } catch {
-    return undefined
-  }
+  const rec = unlessError(() => JSON.parse(readOwnText(path.join(volumeStateDir(podPath), fileOf(name))) ?? '') as VolumeStateRecord | null)
+  return rec !== null && typeof rec === 'object' && rec.volume === name ? rec : undefined
 }
 
 /** Names of the volumes that have a record: everything that may be set up. */
@@ -48,10 +45,6 @@ export const removeVolumeState = (podPath: string, name: string): void => {
 
 /** Removes the record dir once it is empty. */
 export const removeVolumeStateDir = (podPath: string): void => {
-  if (!stateDirSafe(podPath)) return
-  try {
-    fs.rmdirSync(volumeStateDir(podPath))
-  } catch {
-    // not empty (a volume could not be torn down) or gone
-  }
+  // Not empty (a volume could not be torn down), or gone: left.
+  if (stateDirSafe(podPath)) unlessError(() => fs.rmdirSync(volumeStateDir(podPath)))
 }

@@ -336,7 +336,6 @@ const claimStoreSuite = (t: Test, makeWorld: WorldMaker): void => {
     t.equal(await s.leaderLive(), false, 'no controller leads')
     t.same(await s.staticVolumes(), [], 'no static volumes')
     t.same(await s.releasedVolumes(), [], 'nothing released')
-    t.equal(typeof s.what, 'string')
     t.ok(s.identity.length > 0, `an identity: ${s.identity}`)
     t.ok(s.flag === '' || s.flag === ' --cluster', `a flag for hints: ${JSON.stringify(s.flag)}`)
   })

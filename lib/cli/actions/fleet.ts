@@ -8,18 +8,8 @@ import { isJson, toJson } from '../output.js'
 import { fleetListOutput } from '../commands/list/views.js'
 import { statusLines } from '../commands/status/lines.js'
 
-/** Runs `fn` with a connection to the fleet, closed afterwards. */
-export const withCluster = async <T>(options: ClusterOptions, fn: (c: Cluster) => Promise<T>): Promise<T> => {
-  const cluster = await Cluster.open(options)
-  try {
-    return await fn(cluster)
-  } finally {
-    cluster.close()
-  }
-}
-
 export const listFleet = (ctx: Context, options: ClusterOptions, opts: ListOptions): Promise<void> =>
-  withCluster(options, async (c) => ctx.io.out(fleetListOutput(await fleetPods(c), opts, ctx.io.colour)))
+  Cluster.with(options, async (c) => ctx.io.out(fleetListOutput(await fleetPods(c), opts, ctx.io.colour)))
 
 /** A pod of the fleet by full UUID or unambiguous prefix. */
 const findFleetPod = (pods: FleetPodView[], arg: string): FleetPodView => {
@@ -31,7 +21,7 @@ const findFleetPod = (pods: FleetPodView[], arg: string): FleetPodView => {
 }
 
 export const statusFleet = (ctx: Context, options: ClusterOptions, uuid: string, opts: { format: string }): Promise<void> =>
-  withCluster(options, async (c) => {
+  Cluster.with(options, async (c) => {
     const v = findFleetPod(await fleetPods(c), uuid)
     if (isJson(opts.format)) return ctx.io.out(toJson(v, opts.format))
     const lines = statusLines(v as Parameters<typeof statusLines>[0], ctx.io.colour)

@@ -34,7 +34,6 @@ export const openFleet = async (ref: FleetRef, dataDir: string, identity?: strin
 const keyOf = (kind: ObjectKind<unknown>, name: string): string => `${kind.dir}/${name}`
 
 export class FleetStore implements ClaimStore {
-  readonly what = "the fleet's etcd"
   readonly flag = ' --cluster'
   readonly cluster: Cluster
   readonly node: string

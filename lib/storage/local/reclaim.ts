@@ -9,7 +9,7 @@ import { PodctlError } from '../../errors.js'
 import { DIR_MODE } from '../../fs/modes.js'
 import { removeTree } from '../../fs/remove-tree.js'
 import { isoTime } from '../../pod/record.js'
-import { withEventOf } from '../objects.js'
+import { unlessError, withEventOf } from '../objects.js'
 import type { ReclaimOutcome } from '../store.js'
 import type { PvRecord } from '../volume-record.js'
 import { deleteVolumeDir, volumeDataPath, writeVolume } from './volumes.js'
@@ -50,14 +50,9 @@ export const reclaimUnbound = (dataDir: string, rec: PvRecord): UnbindOutcome =>
     deleteVolumeDir(dataDir, rec.name)
     return 'deleted'
   }
-  try {
-    finishRecycle(dataDir, { ...rec, phase: 'recycling' })
-    return 'recycled'
-  } catch {
-    // Left "recycling": no pod can bind it until the next bind finishes the
-    // scrub (and says what is in the way). Removing the pod must not fail for it.
-    return 'recycle-pending'
-  }
+  // A failed scrub leaves it "recycling": no pod can bind it until the next bind
+  // finishes the scrub (and says what is in the way). Removing the pod must not fail for it.
+  return unlessError(() => finishRecycle(dataDir, rec)) ? 'recycled' : 'recycle-pending'
 }
 
 /**
@@ -71,7 +66,7 @@ export const keepReleased = (dataDir: string, rec: PvRecord): ReclaimOutcome => 
     writeVolume(dataDir, withEventOf(rec, { type: 'Warning', reason: 'VolumeFailedRecycle', message: er.message }))
     throw er
   }
-  const kept = rec.reclaim === 'recycle' ? finishRecycle(dataDir, { ...rec, phase: 'recycling' }) : rec
+  const kept = rec.reclaim === 'recycle' ? finishRecycle(dataDir, rec) : rec
   writeVolume(dataDir, { ...kept, phase: 'available', claim_ref: null })
   return rec.reclaim === 'recycle' ? 'recycled' : 'retained'
 }

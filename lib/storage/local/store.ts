@@ -50,13 +50,11 @@ export const podsUsingClaim = (dataDir: string, name: string): string[] =>
 
 export class LocalStore implements ClaimStore {
   readonly dataDir: string
-  readonly what: string
   readonly identity: string
   readonly flag = ''
 
   constructor(dataDir: string, identity = defaultIdentity()) {
     this.dataDir = dataDir
-    this.what = dataDir
     this.identity = identity
   }
 

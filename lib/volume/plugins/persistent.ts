@@ -16,6 +16,7 @@ import { pvBindingsDir, pvDataDir } from '../../storage/local/layout.js'
 import { finishRecycle, reclaimUnbound, type UnbindOutcome } from '../../storage/local/reclaim.js'
 import { volumeOfClaim } from '../../storage/local/store.js'
 import { readVolume, sweepTemporaries, volumeDataPath, volumeExists, withVolumeLock } from '../../storage/local/volumes.js'
+import { unlessError } from '../../storage/objects.js'
 import type { PvRecord } from '../../storage/volume-record.js'
 import { diskUsage, volumeMetrics } from '../metrics.js'
 import { kindPlugin } from './kind.js'
@@ -82,13 +83,7 @@ export const unbindVolume = (dataDir: string, name: string, uuid: string, opts: 
 }
 
 /** A volume's record, or undefined when it is missing or cannot be read. */
-export const readableVolume = (dataDir: string, name: string): PvRecord | undefined => {
-  try {
-    return readVolume(dataDir, name)
-  } catch {
-    return undefined
-  }
-}
+export const readableVolume = (dataDir: string, name: string): PvRecord | undefined => unlessError(() => readVolume(dataDir, name))
 
 export const persistentPlugin = kindPlugin('podctl.io/persistent', 'persistent', (v, _volume, pod, tearingDown) => {
   let name: string
