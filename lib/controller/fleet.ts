@@ -80,7 +80,7 @@ export const removeNode = async (cluster: Cluster, name: string): Promise<void> 
   if ((await liveNodes(cluster)).has(name)) {
     throw new PodctlError('EBADSTATE', `node ${name} is alive: its controller publishes its pods`, `stop its controller first (on ${name}), or wait until its lease has expired`)
   }
-  const known = (await cluster.list(`${KEYS.nodeInfo}${name}`)).size > 0 || (await cluster.list(`${KEYS.pods}${name}/`)).size > 0
+  const known = (await cluster.get(`${KEYS.nodeInfo}${name}`)) !== undefined || (await cluster.list(`${KEYS.pods}${name}/`)).size > 0
   if (!known) throw new PodctlError('ENOPOD', `no node named ${JSON.stringify(name)} in the fleet`, 'see podctl node list --cluster …')
   await forgetNode(cluster, name)
   await cluster.deletePrefix(`${KEYS.pods}${name}/`)

@@ -98,6 +98,7 @@ t.test('the fleet view across three nodes', { skip: etcdMissing }, async (t) => 
   t.match(busy.stderr, /^podctl: node n1 is alive/)
   const none = fleet(0, ['node', 'rm', 'nope'])
   t.equal(none.status, 3, 'an unknown node: exit 3')
+  t.equal(fleet(0, ['node', 'rm', 'n']).status, 3, 'a name that only begins the names of nodes (n0, n1, n2) is no node: exit 3')
 
   // n2 back: its own truth again.
   await startController(2)
