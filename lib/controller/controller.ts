@@ -166,9 +166,9 @@ export class ProvisionController {
     } finally {
       for (const t of timers) clearInterval(t)
       for (const stop of stops) stop()
+      // A try in flight may be about to take the lead, a standby's first one too: give up what it takes.
+      if (this.#opts.leaderElection && this.#electing) await within(this.#electing, timeout(RELEASE_MS / 2), () => false)
       if (this.#leading && this.#opts.leaderElection) {
-        // A try in flight may be about to take the lead: give up what it takes too.
-        await within(this.#electing ?? Promise.resolve(false), timeout(RELEASE_MS / 2), () => false)
         const released = await within(
           this.#election.release().then(
             () => `released ${this.#election.what} (${this.identity})`,
