@@ -94,7 +94,7 @@ const copyToNode = async (store: FleetStore, c: VolumeClaim): Promise<void> => {
  * that is alive runs a pod with it.
  */
 const attach = async (store: FleetStore, name: string, pod: string): Promise<void> => {
-  for (let tries = 1; tries <= 10; tries++) {
+  for (let tries = 1; ; tries++) {
     const s = await store.readClaim(name)
     const { a, guard } = await readAttachment(store.cluster, s.value)
     const guards: Guard[] = [guard, { key: `${KEYS.claims}${name}`, mod: s.rev }]
@@ -111,7 +111,7 @@ const attach = async (store: FleetStore, name: string, pod: string): Promise<voi
       guards.push({ key: `${KEYS.nodes}${node}`, created: '0' })
     }
     if (await store.cluster.commit(guards, [withEntry(a, store.node, localEntry(store.dataDir, name, a.nodes[store.node]?.running ?? [], pod))])) return
+    if (tries === 10) throw new Conflict(`volume claim ${name}`)
     await sleep(backoffMs(tries, { minMs: 50, maxMs: 500 }))
   }
-  throw new Conflict(`volume claim ${name}`)
 }

@@ -93,7 +93,9 @@ export const reconcileAttachments = async (cluster: Cluster, node: string, dataD
   for (const name of names) {
     const want = (a: Attachment | undefined): Entry => localEntry(dataDir, name, a?.nodes[node]?.running ?? [], undefined, pods.get(name) ?? [])
     const a = recorded.get(name)
-    if (a === null || JSON.stringify(a?.nodes[node] ?? { pods: [], running: [] }) === JSON.stringify(want(a)) || (a === undefined && want(a).pods.length === 0)) continue
+    if (a === null) continue
+    const now = want(a)
+    if (JSON.stringify(a?.nodes[node] ?? { pods: [], running: [] }) === JSON.stringify(now) || (a === undefined && now.pods.length === 0)) continue
     // Worked out again from the record the write is guarded by; a changed record is looked at again at the next publish.
     await rewrite(cluster, name, node, want, a?.uid ?? copies.get(name))
   }
