@@ -15,6 +15,7 @@ import { DIR_MODE } from '../fs/modes.js'
 import { procStart } from '../proc/identity.js'
 import { oomKills } from '../proc/cgroups.js'
 import { appCgroup, appConfig, infraConfig, type AppSpec, type PodSpec } from './spec.js'
+import { infraSpawnArgs } from './infra.js'
 import { appId, infraId, runtimeRoot, type RuntimeRef } from './runtime.js'
 
 /** The pod's own root, and where the bundles are, in the pod dir. */
@@ -155,9 +156,16 @@ export class OciPod {
     const pidFile = path.join(bundle, 'pid')
     fs.rmSync(log, { force: true })
     fs.rmSync(pidFile, { force: true })
-    // fd 3 is the infra's end of a socket pair only this process holds the
-    // other end of; its own process group keeps the terminal's Ctrl-C away.
-    const child = spawn(place.runtime.path, runtimeArgs(place, log, ['run', '--preserve-fds', '1', '--pid-file', pidFile, '--bundle', bundle, infraId(place.uuid)]), {
+    // fd 3 is the guardian's end of a socket pair only this process holds
+    // the other end of (lib/runtime/infra.ts); its own process group keeps
+    // the terminal's Ctrl-C away.
+    const id = infraId(place.uuid)
+    const [sh, args] = infraSpawnArgs(
+      [place.runtime.path, ...runtimeArgs(place, log, ['run', '--pid-file', pidFile, '--bundle', bundle, id])],
+      pidFile,
+      [place.runtime.path, ...runtimeArgs(place, undefined, ['kill', id, 'KILL'])],
+    )
+    const child = spawn(sh, args, {
       cwd: bundle,
       detached: true,
       stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
@@ -173,6 +181,8 @@ export class OciPod {
     })
     const failed = (why: string): PodctlError => {
       child.kill('SIGKILL')
+      // The guardian ends with its socket, after a last try to end the infra.
+      ;(child.stdio[3] as { destroy?: () => void } | null)?.destroy?.()
       const said = runtimeError(log) ?? stderr.trim().split('\n').pop()
       return new PodctlError('EFAILED', `the infra container of pod ${shortId(place.uuid)} could not start: ${said || why}`, `see the runtime's log: ${log}`)
     }
@@ -244,7 +254,7 @@ export class OciPod {
     }
   }
 
-  /** Ends the pod: its infra's pipe closes, pid 1 exits and the kernel ends every process of the pod. Resolves once the infra is gone. */
+  /** Ends the pod: its guardian's socket closes, the guardian kills pid 1 and the kernel ends every process of the pod. Resolves once the infra is gone. */
   async close(): Promise<void> {
     ;(this.#infra.stdio[3] as { destroy?: () => void } | null)?.destroy?.()
     let timer: NodeJS.Timeout | undefined

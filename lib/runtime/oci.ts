@@ -17,9 +17,10 @@ import { podEnvMark } from '../pod/reap.js'
 import { canMakeCgroups, cgroupLayout, writeUnifiedLimits } from '../proc/cgroups.js'
 import { killMarked } from '../proc/escaped.js'
 import { procStart, sameProcess } from '../proc/identity.js'
+import { isolatedVolumePath } from '../volume/layout.js'
 import { normalizeMountPath } from '../volume/plan.js'
 import { defaultRegistry } from '../volume/plugins/index.js'
-import { allowTraverse } from '../fs/modes.js'
+import { allowGroupTraverse } from '../fs/modes.js'
 import { prepareAppRoot, tearDownAppRoot, type AppRoot } from '../image/app-root.js'
 import { ensureRender, type Render } from '../image/render.js'
 import { DIR_MODE } from '../fs/modes.js'
@@ -27,6 +28,9 @@ import { appPlace, pathToPod } from './app-launch.js'
 import { imageUser, type ImageUser } from './image-user.js'
 import { signalExitCode } from './host.js'
 import { OciPod, ROOTFS_DIR } from './oci-pod.js'
+import { hostSecrets } from './host-secrets.js'
+import { ensureInfraRoot, infraRootPath } from './infra.js'
+import { claimMountTargets } from './mount-targets.js'
 import { findRuntime, type RuntimeRef } from './runtime.js'
 import { containersCommonProfile, ociSeccomp, userSeccomp } from './seccomp.js'
 import { podCgroup, type AppSpec, type Bind, type IdMap, type PodSpec, type ResourceLimits } from './spec.js'
@@ -69,8 +73,8 @@ export const limitsRefused = (m: PodManifest, which: string): PodctlError | unde
 /** How often an app without a cgroup is looked at, to end what it left behind once it ends. */
 const ORPHAN_WATCH_MS = 200
 
-/** The processes of the pod's infra (its shell and the reader of its pipe), not counted in the pod's own limit. */
-const INFRA_PIDS = 2
+/** The pod's infra (catatonit), not counted in the pod's own limit. */
+const INFRA_PIDS = 1
 
 /** A pod's limits on its infra's cgroup, which holds its apps' cgroups: the infra's own processes come on top of what the apps may have. */
 const podLimits = (r: Resources | undefined): ResourceLimits | undefined => {
@@ -105,15 +109,17 @@ const volumeSources = (pod: Pod, m: PodManifest): Map<string, { source: string; 
   return out
 }
 
+/** Where an isolated app sees its own root (PODCTL_APP_ROOT): a path of the pod's, so that the data dir's location shows nowhere inside (CONTRACT §12a). */
+export const containerAppRoot = (app: string): string => `/run/podctl/apps/${app}`
+
 /**
- * An app's binds: its own root at its host path (so PODCTL_APP_ROOT means
- * the same inside), each of its volumes at its mount path, and each
- * volume's data at its host path too, where the links in its root point.
- * Parents before what is mounted in them.
+ * The binds of an app's volumes: each at its mount path, and each volume's
+ * data where the pod's mount-point links point (isolatedVolumePath),
+ * read-only unless some mount of it is writable. Parents before what is
+ * mounted in them.
  */
-export const appBinds = (root: string, app: App, sources: ReadonlyMap<string, { source: string; readOnly: boolean }>, readOnlyRoot: boolean): Bind[] => {
+const volumeBinds = (app: App, sources: ReadonlyMap<string, { source: string; readOnly: boolean }>): Bind[] => {
   const binds = new Map<string, Bind>()
-  binds.set(root, { source: root, target: root, readOnly: readOnlyRoot })
   const data = new Map<string, Bind>()
   for (const mt of app.mounts ?? []) {
     const v = sources.get(mt.volume)
@@ -121,21 +127,42 @@ export const appBinds = (root: string, app: App, sources: ReadonlyMap<string, { 
     const readOnly = v.readOnly || mt.readOnly === true
     const target = normalizeMountPath(mt.path)
     binds.set(target, { source: v.source, target, readOnly })
-    const own = data.get(v.source)
-    data.set(v.source, { source: v.source, target: v.source, readOnly: (own?.readOnly ?? true) && readOnly })
+    const at = isolatedVolumePath(mt.volume)
+    data.set(at, { source: v.source, target: at, readOnly: (data.get(at)?.readOnly ?? true) && readOnly })
   }
   for (const [p, b] of data) if (!binds.has(p)) binds.set(p, b)
-  return [...binds.values()].sort((a, b) => a.target.split('/').length - b.target.split('/').length)
+  return byDepth([...binds.values()])
 }
 
-/** An image app's binds: its volumes at their mount paths, parents first (its root is the image's, not a directory of the pod). */
-const volumeBinds = (app: App, sources: ReadonlyMap<string, { source: string; readOnly: boolean }>): Bind[] =>
-  (app.mounts ?? [])
-    .flatMap((mt) => {
-      const v = sources.get(mt.volume)
-      return v ? [{ source: v.source, target: normalizeMountPath(mt.path), readOnly: v.readOnly || mt.readOnly === true }] : []
-    })
-    .sort((a, b) => a.target.split('/').length - b.target.split('/').length)
+const byDepth = (binds: Bind[]): Bind[] => binds.sort((a, b) => a.target.split('/').length - b.target.split('/').length)
+
+/** An app of host programs: its own root at containerAppRoot, and its volumes. */
+export const appBinds = (root: string, app: App, sources: ReadonlyMap<string, { source: string; readOnly: boolean }>, readOnlyRoot: boolean): Bind[] =>
+  byDepth([{ source: root, target: containerAppRoot(app.name), readOnly: readOnlyRoot }, ...volumeBinds(app, sources)])
+
+const isFile = (p: string): boolean => fs.statSync(p, { throwIfNoEntry: false })?.isFile() === true
+
+/** The kernel's file systems the runtime mounts in every app's root (spec.ts systemMounts): their places must be the app's own. */
+const SYSTEM_TARGETS = ['/proc', '/dev', '/sys', '/tmp'] as const
+
+/**
+ * Makes the places where the runtime mounts into an image app's root real
+ * directories of that root (lib/runtime/mount-targets.ts), and returns
+ * `binds` with their targets resolved. A mount nested in one of the app's
+ * volumes has its place in that volume, which podctl made: it is left to
+ * the runtime's own resolution.
+ */
+const ownTargets = (rootfs: string, binds: Bind[], owner: { uid: number; gid: number } | undefined): Bind[] => {
+  const nested = (b: Bind): boolean => binds.some((o) => o !== b && b.target.startsWith(`${o.target}/`))
+  const targets = [...SYSTEM_TARGETS.map((p) => ({ path: p, kind: 'dir' as const })), ...binds.filter((b) => !nested(b)).map((b) => ({ path: b.target, kind: isFile(b.source) ? ('file' as const) : ('dir' as const) }))]
+  let resolved: Map<string, string>
+  try {
+    resolved = claimMountTargets(rootfs, targets, owner)
+  } catch (er) {
+    throw cannotStart((er as Error).message)
+  }
+  return binds.map((b) => ({ ...b, target: resolved.get(b.target) ?? b.target }))
+}
 
 /**
  * An app that cannot start for a reason of its image (exit 126). No errno
@@ -180,7 +207,11 @@ export class OciRuntime implements PodRuntime {
   /** The renders of the pod's images, by digest, made before its first app starts. */
   readonly #renders: Map<string, Render>
 
-  private constructor(pod: Pod, manifest: () => PodManifest, oci: OciPod, renders: Map<string, Render>) {
+  /** The host's secrets, masked in every app of host programs. */
+  readonly #hostSecrets: readonly string[]
+
+  private constructor(pod: Pod, manifest: () => PodManifest, oci: OciPod, renders: Map<string, Render>, hostSecrets: readonly string[]) {
+    this.#hostSecrets = hostSecrets
     this.#pod = pod
     this.#manifest = manifest
     this.#oci = oci
@@ -204,6 +235,7 @@ export class OciRuntime implements PodRuntime {
       uuid: pod.uuid,
       hostname: m.name ?? shortId(pod.uuid),
       rootfs: path.join(pod.path, ROOTFS_DIR),
+      infraRoot: ensureInfraRoot(pod.dataDir),
       network: networkOf(m),
       ...(idMap ? { idMap } : {}),
       cgroups,
@@ -211,16 +243,27 @@ export class OciRuntime implements PodRuntime {
       privilegedApps: m.apps.some((a) => a.privileged === true),
       ...(cgroups && cgroupLayout().mode === 'v2' ? { unified: true } : {}),
     }
-    // The pod's root is reached as the range's root, which is nobody on the host.
-    if (idMap && process.geteuid?.() === 0) allowTraverse(pathToPod(pod))
+    // The runtime enters the roots as the range's root, which is nobody on the
+    // host: its group, and no one else, may pass through the directories above.
+    if (idMap && process.geteuid?.() === 0) allowGroupTraverse([...pathToPod(pod), ...infraRootPath(pod.dataDir)], idMap.gid[0]!.hostID)
     // Each image rendered once for this id map (nothing to do when it was rendered before: CONTRACT §13).
     const renders = new Map<string, Render>()
     const renderIds = idMap && process.geteuid?.() === 0 ? { uid: idMap.uid[0]!.hostID, gid: idMap.gid[0]!.hostID, size: idMap.uid[0]!.size } : undefined
     for (const a of m.apps) {
       if (a.image !== undefined && !renders.has(a.image)) renders.set(a.image, await ensureRender(pod.dataDir, a.image, renderIds ? { idMap: renderIds } : {}))
     }
+    // Root without a user namespace reads what modes forbid: the host's secrets are looked for while the infra starts.
+    const secrets = idMap === undefined && m.apps.some((a) => a.image === undefined) ? hostSecrets() : Promise.resolve([])
+    secrets.catch(() => {})
     const limits = podLimits(m.resources)
     const oci = await OciPod.start({ dataDir: pod.dataDir, podDir: pod.path, uuid: pod.uuid, runtime }, spec, limits)
+    let masked: string[]
+    try {
+      masked = await secrets
+    } catch (er) {
+      await oci.close()
+      throw new PodctlError('EFAILED', `pod ${shortId(pod.uuid)} cannot start: ${(er as Error).message}`)
+    }
     if (spec.unified && limits !== undefined) {
       try {
         writeUnifiedLimits(podCgroup(pod.uuid), { ...limits, ...(limits.cpuCores !== undefined ? { cpuQuotaUs: Math.round(limits.cpuCores * 100_000), cpuPeriodUs: 100_000 } : {}) })
@@ -229,7 +272,7 @@ export class OciRuntime implements PodRuntime {
         throw new PodctlError('EFAILED', `the limits of pod ${shortId(pod.uuid)} could not be set: ${(er as Error).message}`)
       }
     }
-    return new OciRuntime(pod, manifest, oci, renders)
+    return new OciRuntime(pod, manifest, oci, renders, masked)
   }
 
   startApp(app: App): AppProcess {
@@ -262,18 +305,19 @@ export class OciRuntime implements PodRuntime {
         cwd: app.workingDirectory ?? '/',
         uid: rootless ? 0 : user.uid,
         gid: rootless ? 0 : user.gid,
-        mounts: volumeBinds(app, this.#sources()),
+        mounts: ownTargets(made.rootfs, volumeBinds(app, this.#sources()), shift),
         root: { path: made.rootfs, readonly: app.readOnlyRootFilesystem === true },
       }
     } else {
       const place = appPlace(this.#pod, app, (user) => (shift ? { uid: shift.uid + (user?.uid ?? 0), gid: shift.gid + (user?.gid ?? 0) } : user))
       appSpec = {
         ...common,
-        env: appEnv(this.#pod, app, place.root, place.user, spec.hostname),
-        cwd: place.cwd,
+        env: appEnv(this.#pod, app, containerAppRoot(app.name), place.user, spec.hostname),
+        cwd: path.posix.join(containerAppRoot(app.name), path.relative(place.root, place.cwd)),
         uid: rootless ? 0 : place.user?.uid ?? 0,
         gid: rootless ? 0 : place.user?.gid ?? 0,
         mounts: appBinds(place.root, app, this.#sources(), app.readOnlyRootFilesystem === true),
+        masked: this.#hostSecrets,
       }
     }
     const started = this.#oci.startApp(appSpec, spec.cgroups && memoryLimited(m, app))
@@ -319,7 +363,7 @@ export class OciRuntime implements PodRuntime {
     }
     const dir = appRoot(this.#pod.path, app.name)
     fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE })
-    if (shift) allowTraverse([path.join(this.#pod.path, 'apps'), dir])
+    if (shift) allowGroupTraverse([path.join(this.#pod.path, 'apps'), dir], shift.gid)
     return { ...prepareAppRoot(render, dir, shift ? { owner: shift } : {}), user }
   }
 

@@ -17,14 +17,15 @@ import { tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { normalizeMountPath } from '../volume/plan.js'
 import { limitsRefused } from './oci.js'
 import { BUNDLES_DIR, deletePodContainers } from './oci-pod.js'
+import { findInfraProgram } from './infra.js'
 import { findRuntime, type RuntimeRef } from './runtime.js'
 import { containersCommonProfile, userSeccomp } from './seccomp.js'
 import { privateIdRange } from './userns.js'
 
 const under = (p: string, dir: string): boolean => p === dir || p.startsWith(`${dir}/`)
 
-/** The kernel's file systems in a pod's root (its /proc, /sys, /dev): no volume goes there. */
-const KERNEL_DIRS = ['/proc', '/sys', '/dev'] as const
+/** The kernel's file systems in a pod's root (its /proc, /sys, /dev), and podctl's own place there: no volume goes there. */
+const KERNEL_DIRS = ['/proc', '/sys', '/dev', '/run/podctl'] as const
 
 /**
  * Mount paths the pod's root cannot hold: the host's own directories are
@@ -38,7 +39,7 @@ export const mountPathProblems = (m: PodManifest): string[] => {
       const p = normalizeMountPath(mt.path)
       const kernel = KERNEL_DIRS.find((d) => under(p, d))
       if (kernel !== undefined) {
-        problems.push(`apps[${i}].mounts[${j}].path: ${JSON.stringify(mt.path)} is in ${kernel}, which is the kernel's own in the pod; mount the volume elsewhere`)
+        problems.push(`apps[${i}].mounts[${j}].path: ${JSON.stringify(mt.path)} is in ${kernel}, which is ${kernel === '/run/podctl' ? "podctl's own" : "the kernel's own"} in the pod; mount the volume elsewhere`)
         return
       }
       const host = HOST_DIRS.find((d) => under(p, d))
@@ -73,6 +74,7 @@ export const checkIsolatedPod = (m: PodManifest, wanted?: string): RuntimeRef =>
   }
   const refused = limitsRefused(m, 'the pod')
   if (refused) throw refused
+  findInfraProgram()
   return findRuntime(wanted)
 }
 

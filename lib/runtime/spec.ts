@@ -5,6 +5,7 @@
  * and gets a mount namespace, capabilities, seccomp filter and cgroup of
  * its own. Pure: every fact about the host is passed in.
  */
+import { INFRA_EXE } from './infra.js'
 import type { OciSeccomp } from './seccomp.js'
 
 /** A directory or file of the host seen in a container at `target`. */
@@ -38,6 +39,8 @@ export interface PodSpec {
   hostname: string
   /** The pod's own root: a directory of the pod, read-only, with mount points made in it. */
   rootfs: string
+  /** The infra's root: the infra program alone (lib/runtime/infra.ts). */
+  infraRoot: string
   network: 'host' | 'none'
   /** Set when the pod has a user namespace of its own. */
   idMap?: IdMap
@@ -73,6 +76,8 @@ export interface AppSpec {
   terminal?: boolean
   /** An app from an image (CONTRACT §13): its own root in the place of the pod's, without the host's directories. */
   root?: { path: string; readonly: boolean }
+  /** Paths masked besides podman's (the host's secrets in its /etc: lib/runtime/host-secrets.ts). */
+  masked?: readonly string[]
 }
 
 /**
@@ -139,9 +144,14 @@ const systemMounts = (pod: PodSpec, privileged: boolean): OciMount[] => {
   const ro = privileged ? [] : ['ro']
   // A new sysfs shows the network namespace of whoever mounts it; a user
   // namespace may mount one only in a network namespace of its own.
-  if (pod.idMap && pod.network === 'host') mounts.push({ destination: '/sys', type: 'bind', source: '/sys', options: ['rbind', 'nosuid', 'noexec', 'nodev', 'ro'] })
+  const hostSys = pod.idMap !== undefined && pod.network === 'host'
+  if (hostSys) mounts.push({ destination: '/sys', type: 'bind', source: '/sys', options: ['rbind', 'nosuid', 'noexec', 'nodev', 'ro'] })
   else mounts.push({ destination: '/sys', type: 'sysfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', ...ro] })
   if (pod.cgroups) mounts.push({ destination: '/sys/fs/cgroup', type: 'cgroup', source: 'cgroup', options: ['nosuid', 'noexec', 'nodev', 'relatime', ...ro] })
+  // `ro` makes only the top of a recursive bind read-only, and the host's
+  // cgroup mounts below it stay writable where the host delegated a cgroup
+  // to this user; runc 1.1 has no `rro`, so the whole tree is masked.
+  else if (hostSys && !privileged) mounts.push({ destination: '/sys/fs/cgroup', type: 'tmpfs', source: 'tmpfs', options: ['ro', 'nosuid', 'noexec', 'nodev', 'size=0', 'mode=555'] })
   mounts.push({ destination: '/tmp', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'nodev', 'mode=1777'] })
   return mounts
 }
@@ -154,29 +164,28 @@ const bindMount = (b: Bind, privileged: boolean): OciMount => ({
 })
 
 /**
- * The infra's config: a small shell as pid 1 of the pod that reads fd 3
- * until end of file. Only the supervisor holds the other end, so the infra
- * ends when the supervisor does, however it ends, and the kernel then
- * kills every process of the pod's pid namespace. Its `wait` reaps the
- * orphans reparented to it.
+ * The infra's config: catatonit, paused, as pid 1 of the pod, in a root
+ * that holds only itself, /proc and a /dev tmpfs (so that the runtime
+ * makes its devices there, not in the root on disk). It has no
+ * capabilities; its guardian on the host ends it when the supervisor ends
+ * (lib/runtime/infra.ts).
  */
 export const infraConfig = (pod: PodSpec, resources: ResourceLimits | undefined): Record<string, unknown> => ({
   ociVersion: '1.0.2',
   process: {
     terminal: false,
     user: { uid: 0, gid: 0 },
-    args: ['/bin/sh', '-c', INFRA_SCRIPT, INFRA_NAME],
-    env: ['PATH=/usr/sbin:/usr/bin:/sbin:/bin'],
+    args: [INFRA_EXE, '-P'],
+    env: [],
     cwd: '/',
     capabilities: { bounding: [], effective: [], permitted: [], inheritable: [], ambient: [] },
     noNewPrivileges: true,
   },
-  root: { path: pod.rootfs, readonly: true },
+  root: { path: pod.infraRoot, readonly: true },
   hostname: pod.hostname,
   mounts: [
     { destination: '/proc', type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] },
-    { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'] },
-    ...hostDirMounts(pod, false),
+    { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'noexec', 'strictatime', 'mode=755', 'size=64k'] },
   ],
   linux: {
     namespaces: [
@@ -194,10 +203,6 @@ export const infraConfig = (pod: PodSpec, resources: ResourceLimits | undefined)
     readonlyPaths: READONLY_PATHS,
   },
 })
-
-/** What the infra is called in `ps` inside the pod. */
-export const INFRA_NAME = 'podctl-infra'
-const INFRA_SCRIPT = ['( while read -r _; do :; done ) <&3 >/dev/null 2>&1 &', 'exec 3<&- </dev/null', 'wait $!'].join('\n')
 
 /** The host's directories in a pod's root: each bound read-only, or the same link where the host has a link. */
 const hostDirMounts = (pod: PodSpec, privileged: boolean): OciMount[] =>
@@ -232,7 +237,7 @@ export const appConfig = (pod: PodSpec, app: AppSpec, infraPid: number): Record<
       ],
       ...idMappings(pod.idMap),
       ...(pod.cgroups ? { cgroupsPath: appCgroup(pod.uuid, app.name), resources: linuxResources(app.resources, app.privileged) } : {}),
-      ...(app.privileged ? {} : { maskedPaths: MASKED_PATHS, readonlyPaths: READONLY_PATHS }),
+      ...(app.privileged ? {} : { maskedPaths: [...MASKED_PATHS, ...(app.masked ?? [])], readonlyPaths: READONLY_PATHS }),
       ...(app.seccomp ? { seccomp: app.seccomp } : {}),
     },
   }

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { PodctlError, bug, oneLine } from '../errors.js'
 import { MAX_MANIFEST_BYTES, readOwnText } from '../fs/read.js'
 import { tryLockAt } from '../lock/lock.js'
-import { formatProblems, nameLengthProblem, type ManifestProblem, type PodManifest } from '../pod/manifest.js'
+import { formatProblems, isolationOf, nameLengthProblem, type ManifestProblem, type PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { MANIFEST_FILE } from '../pod/record.js'
 import { TS_DIR_NAME_BYTES } from './atomic-writer.js'
@@ -22,7 +22,7 @@ import { recordedVolumes, removeVolumeStateDir } from './state.js'
 import { allowTraverse } from '../fs/modes.js'
 import { reachDir } from '../fs/reach.js'
 import { resolveAppUser, type AppUser } from '../pod/app-user.js'
-import { POD_VOLUMES, podVolumeDir, volumeStateDir } from './layout.js'
+import { POD_VOLUMES, isolatedVolumePath, podVolumeDir, volumeStateDir } from './layout.js'
 import { parsePodManifest } from './manifest.js'
 import type { PodRef, RecordedMountPoint, VolumeSpec } from './types.js'
 import { accessModeOf } from '../storage/access-modes.js'
@@ -73,15 +73,21 @@ export const checkVolumeSources = (dataDir: string, m: PodManifest, fleetClaims?
 
 const specsOf = (m: PodManifest): Map<string, VolumeSpec> => new Map((m.volumes ?? []).map((v) => [v.name, { name: v.name, volume: v }]))
 
-/** Every volume's mount points; a link to data inside the pod dir is relative, as the pod dir moves between state dirs. */
+/**
+ * Every volume's mount points. In a pod of host processes a link to data
+ * inside the pod dir is relative, as the pod dir moves between state
+ * dirs, and any other is the data's host path; in an isolated pod every
+ * link points where its apps see the volume (ISOLATED_VOLUMES).
+ */
 export const podMountPoints = (pod: PodRef, m: PodManifest, registry: PluginRegistry = defaultRegistry()): Map<string, RecordedMountPoint[]> => {
   const dataPath = new Map([...specsOf(m)].map(([name, spec]) => [name, registry.findPluginBySpec(spec).newMounter(spec, pod).path]))
+  const isolated = isolationOf(m) === 'namespaces'
   const out = new Map<string, RecordedMountPoint[]>()
   for (const mp of mountPoints(planMounts(m))) {
     const data = dataPath.get(mp.volume)
     if (data === undefined) continue
     const linkAbs = path.join(pod.path, mp.link)
-    const target = data.startsWith(`${pod.path}/`) ? path.relative(path.dirname(linkAbs), data) : data
+    const target = isolated ? isolatedVolumePath(mp.volume) : data.startsWith(`${pod.path}/`) ? path.relative(path.dirname(linkAbs), data) : data
     out.set(mp.volume, [...(out.get(mp.volume) ?? []), { link: mp.link, target }])
   }
   return out
@@ -136,9 +142,12 @@ const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => 
     const owner = shift ? { uid: shift.uid + u.uid, gid: shift.gid + u.gid } : u
     for (const mt of a.mounts ?? []) if (!mt.readOnly && !owners.has(mt.volume)) owners.set(mt.volume, owner)
   }
+  // An isolated pod's volumes are bound into its containers by the runtime,
+  // as root: nothing above them is opened to others (CONTRACT §12a).
+  const traverse = isolationOf(m) === 'namespaces' ? () => {} : allowTraverse
   // A files volume stays podctl's; one that another user reads needs only a way to it.
   const readers = m.apps.filter((a) => shift !== undefined || a.user !== undefined || a.group !== undefined)
-  if (readers.some((a) => (a.mounts ?? []).some((mt) => m.volumes?.find((v) => v.name === mt.volume)?.kind === 'files'))) allowTraverse([path.join(pod.path, POD_VOLUMES)])
+  if (readers.some((a) => (a.mounts ?? []).some((mt) => m.volumes?.find((v) => v.name === mt.volume)?.kind === 'files'))) traverse([path.join(pod.path, POD_VOLUMES)])
   // There root is someone else too: a volume that no app of another user
   // writes goes to the range's root (which, as root in the pod, may also
   // write what the range's other users own, as root may on the host).
@@ -147,7 +156,7 @@ const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => 
     const u = owners.get(v.name)
     if (u === undefined) continue
     if (v.kind === 'empty') {
-      allowTraverse([path.join(pod.path, POD_VOLUMES)])
+      traverse([path.join(pod.path, POD_VOLUMES)])
       fs.lchownSync(podVolumeDir(pod.path, v.name), u.uid, u.gid)
     } else if (v.kind === 'persistent') {
       const rec = readVolume(pod.dataDir, volumeOfClaim(pod.dataDir, v.claim))
@@ -155,7 +164,7 @@ const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => 
         giveExecVolume(rec, u)
         continue
       }
-      allowTraverse([volumesRoot(pod.dataDir), pvDir(pod.dataDir, rec.name)])
+      traverse([volumesRoot(pod.dataDir), pvDir(pod.dataDir, rec.name)])
       fs.lchownSync(volumeDataPath(pod.dataDir, rec), u.uid, u.gid)
     }
   }

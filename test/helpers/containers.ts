@@ -4,6 +4,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { findInfraProgram } from '../../lib/runtime/infra.js'
 import { findRuntime } from '../../lib/runtime/runtime.js'
 import { podctl } from './cli-util.js'
 import type { Who } from './oci-util.js'
@@ -16,6 +17,7 @@ export const containersMissing = (): string | undefined => {
   try {
     findRuntime()
     containersCommonProfile()
+    findInfraProgram()
     return undefined
   } catch (er) {
     return (er as Error).message
