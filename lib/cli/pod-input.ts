@@ -7,6 +7,7 @@ import { PodctlError } from '../errors.js'
 import { MAX_MANIFEST_BYTES, readUserFile } from '../fs/read.js'
 import { API_VERSION, NAME_RE, formatProblems, manifestProblems, type App, type PodManifest } from '../pod/manifest.js'
 import { checkAppUsers, checkExecs, execProblems } from '../pod/prepare.js'
+import { ISOLATED_ROOT } from '../runtime/generate/root.js'
 import { parsePodManifest, validatePodManifest } from '../volume/manifest.js'
 import type { PodInputOptions } from './options.js'
 
@@ -140,7 +141,7 @@ export const manifestFromInputs = (
     m = { ...m, apps: m.apps.map((a) => ({ ...a, env: { ...(a.env ?? {}), ...env } })) }
   }
   validatePodManifest(m)
-  checkExecs(m)
+  checkExecs(m, undefined, ISOLATED_ROOT)
   checkAppUsers(m)
   return m
 }

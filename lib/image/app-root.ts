@@ -164,3 +164,21 @@ export const appRootKind = (dir: string): RootKind | undefined => {
   if (isMounted(dir)) return 'overlay'
   return fs.lstatSync(rootfs, { throwIfNoEntry: false })?.isDirectory() ? 'copy' : undefined
 }
+
+/**
+ * The places of an overlay that is mounted elsewhere (by the runtime,
+ * inside a rootless pod's user namespace): `upper`, `work` and an empty
+ * `rootfs` to mount it on, made if missing, kept if there (an app's
+ * upper outlives its container).
+ */
+export const prepareLayers = (dir: string): { upper: string; work: string; rootfs: string } => {
+  const d = Dir.open(dir)
+  try {
+    mkdirOwned(d, 'upper', 0o755)
+    mkdirOwned(d, 'work', 0o700)
+    mkdirOwned(d, 'rootfs', 0o755)
+  } finally {
+    d.close()
+  }
+  return { upper: path.join(dir, 'upper'), work: path.join(dir, 'work'), rootfs: path.join(dir, 'rootfs') }
+}

@@ -8,6 +8,7 @@
  * and how mounts may nest, are volume rules (lib/volume/manifest.ts),
  * which callers that make pods pass in as `rules`.
  */
+import os from 'node:os'
 import path from 'node:path'
 import { parseBytes } from '../bytes.js'
 import { PodctlError, oneLine } from '../errors.js'
@@ -46,6 +47,12 @@ export interface App {
   user?: string
   /** Runs with this group (a name or a gid). */
   group?: string
+  /** What `stop` sends the app first (an image's StopSignal, podman's --stop-signal); SIGTERM when absent. */
+  stopSignal?: string
+  /** Its standard input is podctl's, in a foreground run (podman's -i, Kubernetes' stdin). */
+  stdin?: boolean
+  /** It runs on a terminal: podctl's, in a foreground run (podman's -t, Kubernetes' tty). Isolated pods only. */
+  tty?: boolean
   /** CONTRACT §12, isolated pods only: capabilities(7) names added to or dropped from podman's defaults. */
   capabilities?: { add?: string[]; drop?: string[] }
   /** The app's own root (PODCTL_APP_ROOT) is mounted read-only. */
@@ -104,6 +111,8 @@ export interface PodManifest {
   network?: Network
   /** "host" when absent; "private" needs isolation "namespaces" and root. */
   userns?: UserNamespace
+  /** The pod's hostname (isolated pods); its name, or the first 8 characters of its UUID, when absent. */
+  hostname?: string
   /** Limits for all the pod's apps together. */
   resources?: Resources
   apps: App[]
@@ -233,9 +242,9 @@ export const nameLengthProblem = (p: string): string | undefined => {
 export const join = (at: string, key: string | number): string =>
   typeof key === 'number' ? `${at}[${key}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? (at ? `${at}.${key}` : key) : `${at}[${JSON.stringify(key)}]`
 
-const APP_FIELDS = ['name', 'type', 'image', 'entrypoint', 'exec', 'env', 'workingDirectory', 'mounts', 'user', 'group', 'capabilities', 'readOnlyRootFilesystem', 'seccomp', 'privileged', 'resources'] as const
+const APP_FIELDS = ['name', 'type', 'image', 'entrypoint', 'exec', 'env', 'workingDirectory', 'mounts', 'user', 'group', 'stopSignal', 'stdin', 'tty', 'capabilities', 'readOnlyRootFilesystem', 'seccomp', 'privileged', 'resources'] as const
 /** The app fields that only an isolated pod can honour. */
-const CONTAINER_APP_FIELDS = ['capabilities', 'readOnlyRootFilesystem', 'seccomp', 'privileged', 'resources'] as const
+const CONTAINER_APP_FIELDS = ['capabilities', 'readOnlyRootFilesystem', 'seccomp', 'privileged', 'resources', 'tty'] as const
 const RESOURCE_FIELDS = ['memory', 'cpu', 'pids'] as const
 /** Below this the kernel's own use of a cgroup (page tables, slabs) leaves an app nothing; podman's floor too. */
 export const MIN_MEMORY_BYTES = 6 * 1024 * 1024
@@ -263,6 +272,16 @@ export const memoryBytes = (v: string | number): number | undefined => {
   } catch {
     return undefined
   }
+}
+
+/**
+ * A signal as podman's --stop-signal and an image's StopSignal give it
+ * ("SIGQUIT", "QUIT", "3"), by Node's name; undefined when it is none.
+ */
+export const stopSignalName = (v: string): NodeJS.Signals | undefined => {
+  const signals = os.constants.signals as Record<string, number>
+  const name = /^\d+$/.test(v) ? Object.keys(signals).find((k) => signals[k] === Number(v)) : v.toUpperCase().startsWith('SIG') ? v.toUpperCase() : `SIG${v.toUpperCase()}`
+  return name !== undefined && signals[name] !== undefined ? (name as NodeJS.Signals) : undefined
 }
 
 /** A cpu share as a number of cores; undefined when it is not one. */
@@ -354,7 +373,8 @@ const checkApp = (c: Checker, a: unknown, at: string, volumeNames: Set<string> |
   } else {
     exec.forEach((arg, i) => c.string(arg, join(join(at, 'exec'), i)))
     const cmd = exec[0]
-    if (typeof cmd === 'string' && !cmd.includes('\0')) {
+    // An image app's `exec` is its image's Cmd: with an Entrypoint, arguments to it, not a program (CONTRACT §15).
+    if (a.image === undefined && typeof cmd === 'string' && !cmd.includes('\0')) {
       if (cmd === '') c.add(join(join(at, 'exec'), 0), 'must name a program')
       else if (!cmd.startsWith('/') && cmd.includes('/')) {
         c.add(join(join(at, 'exec'), 0), `${JSON.stringify(cmd)} must be an absolute path or a name to look up on PATH`)
@@ -373,6 +393,11 @@ const checkApp = (c: Checker, a: unknown, at: string, volumeNames: Set<string> |
       c.add(join(at, key), `${JSON.stringify(v)} is not a ${key} name or number (letters, digits, ".", "_", "-"; at most 32)`)
     }
   }
+  if (a.stopSignal !== undefined && c.string(a.stopSignal, join(at, 'stopSignal')) && stopSignalName(a.stopSignal) === undefined) {
+    c.add(join(at, 'stopSignal'), `${JSON.stringify(a.stopSignal)} is not a signal name such as "SIGTERM", "QUIT" or "9"`)
+  }
+  if (a.stdin !== undefined) c.bool(a.stdin, join(at, 'stdin'))
+  if (a.tty !== undefined) c.bool(a.tty, join(at, 'tty'))
   if (a.capabilities !== undefined) checkCapabilities(c, a.capabilities, join(at, 'capabilities'))
   if (a.readOnlyRootFilesystem !== undefined) c.bool(a.readOnlyRootFilesystem, join(at, 'readOnlyRootFilesystem'))
   if (a.privileged !== undefined) c.bool(a.privileged, join(at, 'privileged'))

@@ -14,7 +14,8 @@ import { bindPodClaims, createPodClaims, fleetClaimsOf, withPodFleet, type Ensur
 import { checkVolumeSources, setUpPodVolumes } from '../volume/pod-volumes.js'
 import { imagesStillThere, resolveImageApps } from '../runtime/image-apps.js'
 import { checkIsolatedPod, tearDownPod } from '../runtime/pod-runtime.js'
-import { podIdShift } from '../runtime/userns.js'
+import { podIds } from '../runtime/userns.js'
+import { imageAppOwners } from '../runtime/image-apps.js'
 import { checkOpenFiles } from './budget.js'
 
 export interface NewPodOptions {
@@ -69,6 +70,6 @@ export const startNewPod = (dataDir: string, asked: PodManifest, opts: NewPodOpt
   create(dataDir, asked, opts, async (pod, manifest, fleet) => {
     checkOpenFiles(manifest)
     await bindPodClaims(pod, manifest, opts.claims ?? {}, fleet)
-    setUpPodVolumes(pod, manifest, undefined, undefined, podIdShift(manifest))
+    setUpPodVolumes(pod, manifest, undefined, undefined, { shift: podIds(manifest).shift, apps: await imageAppOwners(pod.dataDir, manifest) })
     pod.toRun()
   })

@@ -11,14 +11,14 @@ import path from 'node:path'
 import { resourceReason } from '../fs/errors.js'
 import { DIR_MODE } from '../fs/modes.js'
 import { MAX_MANIFEST_BYTES, readOwnText } from '../fs/read.js'
-import { AppTypeMask, isolationOf, parseManifest, visitApps, type App, type PodManifest } from '../pod/manifest.js'
+import { AppTypeMask, isolationOf, parseManifest, stopSignalName, visitApps, type App, type PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { podEnvMark } from '../pod/reap.js'
 import { MANIFEST_FILE, isoTime, newAppRecord, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
 import { forkCount, killMarked } from '../proc/escaped.js'
 import { procStart } from '../proc/identity.js'
 import { HostRuntime } from '../runtime/host.js'
-import { OciRuntime } from '../runtime/oci.js'
+import { OciRuntime } from '../runtime/oci-runtime.js'
 import { recordedRuntime } from '../runtime/pod-runtime.js'
 import type { AppProcess, PodRuntime } from '../runtime/types.js'
 import { LogWriter } from './log-writer.js'
@@ -37,6 +37,8 @@ export interface SupervisorOptions {
   output?: OutputSink
   /** Install SIGINT/SIGTERM/SIGHUP handlers that forward to the apps (default true). */
   forwardSignals?: boolean
+  /** This process's standard input and terminal may be its apps' (`stdin`, `tty`): a foreground run. */
+  interactive?: boolean
   logMaxBytes?: number
 }
 
@@ -65,6 +67,9 @@ interface RunningApp extends AppStart {
   /** Set once SIGTERM was sent (app stop, app rm). */
   stopping?: boolean
 }
+
+/** What stopping an app sends it first: its own stop signal (validated with the manifest), else SIGTERM. */
+const stopSignalOf = (app: App): NodeJS.Signals => (app.stopSignal !== undefined ? stopSignalName(app.stopSignal) : undefined) ?? 'SIGTERM'
 
 /** How a process ended: its exit code, or the signal that ended it. */
 type Exit = [number | null, NodeJS.Signals | null]
@@ -132,10 +137,15 @@ export class Supervisor {
     return rec
   }
 
-  /** Forwards `signal` to every running app; no further app is started. */
+  /**
+   * Forwards `signal` to every running app; no further app is started. A
+   * SIGTERM (what `stop` sends) reaches each app as its own stop signal
+   * (an image's StopSignal: nginx wants SIGQUIT, postgres SIGINT), as
+   * podman stop sends it.
+   */
   signal(signal: NodeJS.Signals): void {
     this.#stopping ??= signal
-    for (const { proc } of this.#running.values()) proc.signal(signal)
+    for (const { app, proc } of this.#running.values()) proc.signal(signal === 'SIGTERM' ? stopSignalOf(app) : signal)
     for (const w of this.#stopWaiters.splice(0)) w()
   }
 
@@ -315,7 +325,7 @@ export class Supervisor {
     }
   }
 
-  /** SIGTERM to one app's group, SIGKILL after `timeoutMs` if it is still there. */
+  /** Its stop signal to one app's group, SIGKILL after `timeoutMs` if it is still there. */
   #stopApp(name: string, timeoutMs: number): void {
     const running = this.#running.get(name)
     if (!running) return
@@ -323,7 +333,7 @@ export class Supervisor {
     // change) must not restart the SIGKILL clock of an app being stopped.
     if (running.stopping) return
     running.stopping = true
-    running.proc.signal('SIGTERM')
+    running.proc.signal(stopSignalOf(running.app))
     const timer = setTimeout(() => running.proc.signal('SIGKILL'), timeoutMs)
     timer.unref()
     void running.done.then(() => clearTimeout(timer))
@@ -341,7 +351,7 @@ export class Supervisor {
     const forksBefore = forkCount()
     try {
       log = this.#openLog(app)
-      proc = this.#runtime!.startApp(app)
+      proc = this.#runtime!.startApp(app, { interactive: this.#opts.interactive === true })
     } catch (er) {
       this.#cannotStart(app, log, er as NodeJS.ErrnoException)
       beforeStartSaved?.()

@@ -10,7 +10,7 @@ import type { Pod } from '../pod/pod.js'
 import { GUARDIAN_FD, guardedSpawnArgs } from '../proc/guardian.js'
 import { killGroup } from '../proc/signal.js'
 import { appLaunch } from './app-launch.js'
-import type { AppProcess, PodRuntime } from './types.js'
+import type { AppProcess, PodRuntime, StartOptions } from './types.js'
 
 /** The exit code of a process that died of a signal: 128 + its number. */
 export const signalExitCode = (signal: NodeJS.Signals): number => 128 + (os.constants.signals[signal] ?? 0)
@@ -22,7 +22,7 @@ export class HostRuntime implements PodRuntime {
     this.#pod = pod
   }
 
-  startApp(app: App): AppProcess {
+  startApp(app: App, opts: StartOptions): AppProcess {
     const { cwd, env, user } = appLaunch(this.#pod, app)
     // Each app leads its own process group, so that a signal reaches the
     // app's children too and the terminal's Ctrl-C reaches only podctl,
@@ -31,7 +31,7 @@ export class HostRuntime implements PodRuntime {
       cwd,
       env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      stdio: [opts.interactive && app.stdin === true ? 'inherit' : 'ignore', 'pipe', 'pipe', 'pipe'],
       ...(user ? { uid: user.uid, gid: user.gid } : {}),
     })
     // A spawn that failed at once (EMFILE, EAGAIN) has no pipes; its 'error' event follows.

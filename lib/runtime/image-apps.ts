@@ -1,18 +1,26 @@
 /**
- * Apps that run from images (CONTRACT §13), as prepare makes them: each
- * app's `image` resolved in the store to the image's digest, which the pod
- * records, and the image config's Entrypoint, Cmd, Env, WorkingDir and
- * User applied as podman applies them (`exec` replaces Cmd, `entrypoint`
- * replaces Entrypoint, `env` adds or overrides). A pod with such an app
- * is isolated ("isolation": "namespaces" is implied).
+ * Apps that run from images (CONTRACT §13, §15), as prepare makes them:
+ * each app's `image` resolved in the store to the image's digest, which
+ * the pod records, and the image config's Entrypoint, Cmd, Env,
+ * WorkingDir, User and StopSignal applied as podman applies them:
+ *
+ * - an Entrypoint of one empty string (a Dockerfile's `ENTRYPOINT [""]`,
+ *   podman's `--entrypoint ''`) is no entrypoint;
+ * - `entrypoint` replaces the image's Entrypoint and drops its Cmd;
+ *   `exec` replaces Cmd, and with an Entrypoint is its arguments, never a
+ *   program of its own;
+ * - `env` adds to or overrides the image's Env;
+ * - the image's User and StopSignal hold unless the app gives its own.
+ *
+ * A pod with such an app is isolated ("isolation": "namespaces" is implied).
  */
 import { PodctlError } from '../errors.js'
 import { readIndex, withStoreLock } from '../image/index-file.js'
+import { ensureRender } from '../image/render.js'
 import { lookupImage } from '../image/store.js'
 import { readImageConfig } from '../image/view.js'
-import { ensureRender } from '../image/render.js'
 import type { App, PodManifest } from '../pod/manifest.js'
-import { imageUser } from './image-user.js'
+import { readDb, resolveUser } from './app-users.js'
 
 /** What prepare learnt of an image app: the image's digest, and the name it was given by, if any. */
 export interface ImageOfApp {
@@ -37,12 +45,14 @@ const userOf = (spec: string | undefined): Pick<App, 'user' | 'group'> => {
   return { ...(user ? { user } : {}), ...(group ? { group } : {}) }
 }
 
+/** Whether `list` is podman's "none": no words at all, or one empty one. */
+const none = (list: readonly string[] | null | undefined): boolean => list == null || list.length === 0 || (list.length === 1 && list[0] === '')
+
 /** One app with its image's defaults applied; `image` becomes the digest. */
 const withImage = (dataDir: string, app: App): { app: App; image: ImageOfApp } => {
   const found = lookupImage(dataDir, app.image!)
   const config = readImageConfig(dataDir, found.record.config).config ?? {}
-  // podman: an entrypoint of one empty string (--entrypoint '') clears the image's.
-  const entrypoint = app.entrypoint?.length === 1 && app.entrypoint[0] === '' ? [] : (app.entrypoint ?? config.Entrypoint ?? [])
+  const entrypoint = app.entrypoint !== undefined ? (none(app.entrypoint) ? [] : app.entrypoint) : none(config.Entrypoint) ? [] : config.Entrypoint!
   // podman: --entrypoint drops the image's Cmd too; `exec` replaces it.
   const cmd = app.exec ?? (app.entrypoint === undefined ? config.Cmd ?? [] : [])
   const exec = [...entrypoint, ...cmd]
@@ -59,6 +69,7 @@ const withImage = (dataDir: string, app: App): { app: App; image: ImageOfApp } =
       exec,
       ...(Object.keys(env).length > 0 ? { env } : {}),
       ...(app.workingDirectory === undefined && config.WorkingDir ? { workingDirectory: config.WorkingDir } : {}),
+      ...(app.stopSignal === undefined && config.StopSignal ? { stopSignal: config.StopSignal } : {}),
     },
     image: { digest: found.record.digest, name: found.name ?? null },
   }
@@ -67,7 +78,7 @@ const withImage = (dataDir: string, app: App): { app: App; image: ImageOfApp } =
 /**
  * The manifest with its image apps resolved, and each one's image; the
  * manifest as it was when it has none. ENOIMAGE (exit 3) for an image the
- * store does not have.
+ * store does not have; EUSAGE for a user or group its image does not know.
  */
 export const resolveImageApps = async (dataDir: string, m: PodManifest): Promise<{ manifest: PodManifest; images: Map<string, ImageOfApp> }> => {
   const images = new Map<string, ImageOfApp>()
@@ -80,26 +91,32 @@ export const resolveImageApps = async (dataDir: string, m: PodManifest): Promise
     }
     const r = withImage(dataDir, a)
     images.set(a.name, r.image)
-    apps.push(await withNumericUser(dataDir, r.app, a.image))
+    apps.push(r.app)
   }
-  return { manifest: { ...m, isolation: 'namespaces', apps }, images }
+  const manifest: PodManifest = { ...m, isolation: 'namespaces', apps }
+  await imageAppOwners(dataDir, manifest, (a) => m.apps.find((x) => x.name === a.name)?.image ?? a.image!)
+  return { manifest, images }
 }
 
 /**
- * An image app's user and group as numbers, looked up in the image's own
- * /etc/passwd and /etc/group: what the volumes it writes are given to
- * before it starts (CONTRACT §10), and what it runs as. A name the image
- * does not know is exit 2 here rather than a failed start.
+ * The uid and gid of each image app that names a user or group, looked up
+ * in its image's own /etc/passwd and /etc/group: what the volumes it
+ * writes are given to before it starts (CONTRACT §10). A name the image
+ * does not know is EUSAGE here rather than a failed start.
  */
-const withNumericUser = async (dataDir: string, app: App, named: string): Promise<App> => {
-  if (app.user === undefined && app.group === undefined) return app
-  const render = await ensureRender(dataDir, app.image!)
-  try {
-    const u = imageUser(render.rootfs, app.user, app.group)
-    return { ...app, user: String(u.uid), group: String(u.gid) }
-  } catch (er) {
-    throw new PodctlError('EUSAGE', `invalid app ${app.name}: ${(er as Error).message}`, `name a user of the image (podctl run --image ${named} -- cat /etc/passwd), or a number`)
+export const imageAppOwners = async (dataDir: string, m: PodManifest, named: (a: App) => string = (a) => a.image!): Promise<Map<string, { uid: number; gid: number }>> => {
+  const out = new Map<string, { uid: number; gid: number }>()
+  for (const app of m.apps) {
+    if (app.image === undefined || (app.user === undefined && app.group === undefined)) continue
+    const render = await ensureRender(dataDir, app.image)
+    try {
+      const { user } = resolveUser({ user: app.user, group: app.group }, readDb(render.rootfs, 'passwd'), readDb(render.rootfs, 'group'))
+      out.set(app.name, { uid: user.uid, gid: user.gid })
+    } catch (er) {
+      throw new PodctlError('EUSAGE', `invalid app ${app.name}: ${(er as Error).message.replace(' in /etc/', " in the image's /etc/")}`, `name a user of the image (podctl run --image ${named(app)} -- cat /etc/passwd), or a number`)
+    }
   }
+  return out
 }
 
 /**

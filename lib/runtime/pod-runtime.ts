@@ -10,13 +10,14 @@ import path from 'node:path'
 import { PodctlError } from '../errors.js'
 import { usernsOf, type PodManifest } from '../pod/manifest.js'
 import type { BeforeDelete, Pod } from '../pod/pod.js'
-import { HOST_DIRS } from '../pod/prepare.js'
+import { HOST_DIRS } from './generate/root.js'
 import { podMountsTeardown } from '../image/app-root.js'
 import type { PodRecord } from '../pod/record.js'
 import { tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { normalizeMountPath } from '../volume/plan.js'
-import { limitsRefused } from './oci.js'
-import { BUNDLES_DIR, deletePodContainers } from './oci-pod.js'
+import { RuntimeDriver } from './driver.js'
+import { BUNDLES_DIR } from './pod-containers.js'
+import { limitsRefused } from './pod-facts.js'
 import { findInfraProgram } from './infra.js'
 import { findRuntime, type RuntimeRef } from './runtime.js'
 import { containersCommonProfile, userSeccomp } from './seccomp.js'
@@ -94,7 +95,7 @@ export const podTeardown = (dataDir: string): BeforeDelete => {
   return (pod) => {
     if (fs.existsSync(path.join(pod.path, BUNDLES_DIR))) {
       const runtime = recordedRuntime(pod.record()).runtime
-      if (runtime) deletePodContainers({ dataDir: pod.dataDir, runtime }, pod.uuid)
+      if (runtime) new RuntimeDriver(pod.dataDir, runtime).deletePod(pod.uuid)
     }
     unmountRoots(pod)
     tearDownPodVolumes(pod)

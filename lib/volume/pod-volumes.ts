@@ -30,6 +30,16 @@ import { accessModeOf } from '../storage/access-modes.js'
 /** Where a pod with ids of its own (CONTRACT §12, `userns: private`) maps its uid and gid 0 on the host. */
 export type IdShift = { uid: number; gid: number }
 
+/**
+ * Who a pod's volumes are given to, where the host's users do not say:
+ * the pod's id shift, and the ids of apps whose users only their image
+ * knows (the runtime room looks them up in the image).
+ */
+export interface VolumeOwners {
+  shift?: IdShift | undefined
+  apps?: ReadonlyMap<string, { uid: number; gid: number }>
+}
+
 /** A pod this process may hold the lock of. */
 export type LockablePod = Pick<Pod, 'dataDir' | 'uuid' | 'path' | 'holdsLock'>
 
@@ -103,7 +113,7 @@ export const setUpPodVolumes = (
   m: PodManifest,
   opts: OperationOptions = { wait: true },
   registry: PluginRegistry = defaultRegistry(),
-  idShift?: IdShift,
+  owners: VolumeOwners = {},
 ): void => {
   if (!m.volumes || m.volumes.length === 0) return
   if (!pod.holdsLock) throw bug(`setting up the volumes of pod ${pod.uuid} without its lock`)
@@ -116,7 +126,7 @@ export const setUpPodVolumes = (
       touched.push(name)
       ex.mountVolume(specs.get(name)!, points.get(name) ?? [], opts)
     }
-    grantToAppUsers(pod, m, idShift)
+    grantToAppUsers(pod, m, owners)
   } catch (er) {
     // One that fails stays recorded: gc and rm tear it down with the pod.
     for (const name of touched.reverse()) unlessError(() => ex.unmountVolume(name, opts, { podRemoved: false }))
@@ -130,13 +140,14 @@ export const setUpPodVolumes = (
  * writable to that user (the first such app) and lets everyone through the
  * directories above it (CONTRACT §10). Host and files volumes stay as they are.
  */
-const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => {
+const grantToAppUsers = (pod: PodRef, m: PodManifest, given: VolumeOwners): void => {
+  const shift = given.shift
   // A podctl that is not root runs every app as itself (an isolated one as root of its own user namespace): nothing to give.
   if (process.geteuid?.() !== 0) return
-  const owners = new Map<string, AppUser>()
+  const owners = new Map<string, { uid: number; gid: number }>()
   for (const a of m.apps) {
     // An app whose user cannot be resolved cannot start: the supervisor says so.
-    const u = unlessError(() => resolveAppUser(a))
+    const u = given.apps?.get(a.name) ?? unlessError(() => resolveAppUser(a))
     if (u === undefined) continue
     // In a pod of its own id range the app's user is someone else on the host.
     const owner = shift ? { uid: shift.uid + u.uid, gid: shift.gid + u.gid } : u

@@ -211,7 +211,7 @@ for (const who of [root, other]) {
       t.notOk(fs.existsSync(target), 'and the mount point was made in the pod, not on the host')
       for (let i = 0; i < 3; i++) t.match(s.get(`hidden${i}`), /No such file/, `${['/root', '/home', '/var'][i]} is not visible (ENOENT)`)
       t.match(s.get('data'), /No such file/, "the data dir's location is not there at all (CONTRACT §12a)")
-      t.equal(s.get('run'), 'podctl ', "/run holds podctl's own place only, not the host's /run")
+      t.equal(s.get('run'), '.containerenv podctl ', "/run holds podctl's own place and podman's .containerenv only, not the host's /run")
       t.equal(s.get('apps'), 'app ', "there, the app's own root, and no other pod's or app's")
       t.equal(s.get('root'), '/run/podctl/apps/app', 'PODCTL_APP_ROOT names it')
       t.ok(neighbour, 'while another pod of the data dir was there to be seen')

@@ -123,7 +123,8 @@ t.test("the image config's defaults, as podman applies them", { skip }, async (t
     ['Env from the image', ['--', '-c', 'echo "$GREETING $PATH"'], 'hello /bin\n'],
     ["the app's env overrides the image's", ['-e', 'GREETING=bye', '--', '-c', 'echo "$GREETING $PATH"'], 'bye /bin\n'],
     ['WorkingDir', ['--', '-c', 'pwd'], '/srv\n'],
-    ["User, looked up in the image's /etc/passwd", ['--', '-c', 'id -u; id -g; echo "$HOME $USER"'], '1000\n1001\n/home/web web\n'],
+    // podman sets HOME from the passwd entry, and neither USER nor LOGNAME.
+    ["User, looked up in the image's /etc/passwd", ['--', '-c', 'id -u; id -g; echo "$HOME ${USER-unset}"'], '1000\n1001\n/home/web unset\n'],
   ]
   for (const [what, args, out] of cases) {
     const r = run(dir, ['--image', 'app:1', ...args])
@@ -168,7 +169,8 @@ t.test('a manifest: "image" without "exec", "exec" and "entrypoint" in the place
   t.equal(bare.status, 0, bare.stderr)
   t.equal(bare.stdout, OS_RELEASE, "no exec: the image's Entrypoint and Cmd")
   const stored = JSON.parse(podctl(dir, ['cat-manifest', bare.uuid]).stdout)
-  t.match(stored, { isolation: 'namespaces', apps: [{ name: 'a', image: APP, exec: ['/bin/sh', '-c', 'cat /etc/os-release'], user: '1000', group: '1001', env: { PATH: '/bin', GREETING: 'hello' }, workingDirectory: '/srv' }] }, 'the pod keeps the digest and the defaults as resolved at prepare (the image\'s user "web" as its numbers in the image)')
+  t.match(stored, { isolation: 'namespaces', apps: [{ name: 'a', image: APP, exec: ['/bin/sh', '-c', 'cat /etc/os-release'], user: 'web', env: { PATH: '/bin', GREETING: 'hello' }, workingDirectory: '/srv' }] }, 'the pod keeps the digest and the defaults as resolved at prepare (the image\'s user "web", looked up in the image when the app starts, as podman does)')
+  t.notOk('group' in stored.apps[0], 'and no group it did not name: the user\'s own and its supplementary groups come from the image')
   const over = run(dir, ['--manifest', m([{ name: 'a', image: 'app:1', exec: ['-c', 'pwd; echo "$GREETING $EXTRA"'], env: { GREETING: 'over', EXTRA: '1' }, workingDirectory: '/etc' }])])
   t.equal(over.status, 0, over.stderr)
   t.equal(over.stdout, '/etc\nover 1\n', 'exec replaces Cmd; env adds and overrides; workingDirectory replaces WorkingDir')

@@ -1,0 +1,30 @@
+/**
+ * An isolated app's environment, built in one place (CONTRACT §15): what
+ * podman gives every container, then the app's own variables (its
+ * image's Env, the caller's proxy variables and the manifest's `env`,
+ * merged in that order when the pod was prepared), then podctl's own,
+ * which nothing overrides.
+ */
+import type { AppFacts, PodFacts } from './facts.js'
+
+/** The PATH of an isolated app that sets none (podman's): the host's is not the pod's. */
+export const CONTAINER_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+
+/** What podman calls itself in `container`; podctl's name in its place, as systemd and others read it. */
+const CONTAINER_NAME = 'podctl'
+
+/** `K=V` lines, in the runtime spec's form. */
+export const envLines = (env: Readonly<Record<string, string>>): string[] => Object.entries(env).map(([k, v]) => `${k}=${v}`)
+
+/** The app's environment as a map; `appRoot` is PODCTL_APP_ROOT inside its container. */
+export const appEnvironment = (pod: PodFacts, app: AppFacts, appRoot: string): Record<string, string> => ({
+  PATH: CONTAINER_PATH,
+  TERM: 'xterm',
+  HOSTNAME: pod.hostname,
+  container: CONTAINER_NAME,
+  HOME: app.user.home,
+  ...app.env,
+  PODCTL_POD_UUID: app.podUuid,
+  PODCTL_APP_NAME: app.name,
+  PODCTL_APP_ROOT: appRoot,
+})
