@@ -10,6 +10,7 @@ import path from 'node:path'
 import type { App, PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { effectiveCapabilities } from '../proc/capabilities.js'
+import { tearDownAppRoot } from '../image/app-root.js'
 import type { Render } from '../image/render.js'
 import { isolatedVolumePath } from '../volume/layout.js'
 import { normalizeMountPath } from '../volume/plan.js'
@@ -133,19 +134,24 @@ export const gatherAppFacts = (input: AppFactsInput): { app: AppFacts; files: Bi
     ...(app.workingDirectory !== undefined && app.workingDirectory.replace(/\/+$/, '') !== '' ? [{ path: app.workingDirectory, kind: 'workdir' as const }] : []),
   ]
   const cwd = app.workingDirectory ?? '/'
-  let made: ReturnType<typeof prepareImageRoot>
+  const appDir = path.join(input.pod.path, 'apps', app.name)
+  let made: ReturnType<typeof prepareImageRoot> | undefined
   let user: ProcessUser
   try {
-    made = prepareImageRoot(input.render, { appDir: path.join(input.pod.path, 'apps', app.name), ids, readOnly, cwd, targets })
+    made = prepareImageRoot(input.render, { appDir, ids, readOnly, cwd, targets })
     const found = resolveUser({ user: app.user, group: app.group }, parseDb(rootDb(made.view, 'passwd')), parseDb(rootDb(made.view, 'group')))
     if (found.passwdLine !== undefined) addPasswdLine(made.view, found.passwdLine)
     user = found.user
   } catch (er) {
+    // No container will take the root down with it: an overlay mounted for it goes now.
+    if (made?.kind === 'overlay') tearDownAppRoot(appDir)
     throw cannotStart((er as Error).message)
   }
-  const at = (b: Bind): Bind => ({ ...b, target: made.resolved.get(b.target) ?? b.target })
+  const resolved = made.resolved
+  const at = (b: Bind): Bind => ({ ...b, target: resolved.get(b.target) ?? b.target })
+  const root = made.root
   return {
-    app: { ...common, root: made.root, user: mapped(user, ids), volumes: volumes.map(at), masked: [] },
+    app: { ...common, root, user: mapped(user, ids), volumes: volumes.map(at), masked: [] },
     files: files.map(at),
     rootfs: made.kind,
   }
