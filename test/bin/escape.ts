@@ -12,7 +12,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { podctl } from '../helpers/cli-util.js'
-import { manifestFile } from '../helpers/common.js'
+import { UUID_RE, manifestFile } from '../helpers/common.js'
 import { containersMissing, dataDirFor, unprivileged, type Who } from '../helpers/containers.js'
 
 const missing = containersMissing()
@@ -104,7 +104,8 @@ for (const who of [root, other]) {
       t.match(s.get('umount-proc'), /must be superuser|not permitted|permission denied/i, 'umount /proc is refused (EPERM)')
       t.match(s.get('umount-lazy'), /must be superuser|not permitted|permission denied/i, 'a lazy one too')
       t.ok(Number(s.get('pids')) < 10, `/proc shows the pod's few processes only (${s.get('pids')}), not the host's`)
-      t.match(s.get('nsenter'), /Operation not permitted/, "joining pid 1's namespaces is refused (EPERM)")
+      // pid 1 is the infra, which is not dumpable: its /proc/1/ns cannot even be opened (CONTRACT §12a).
+      t.match(s.get('nsenter'), /Operation not permitted|Permission denied/, "joining pid 1's namespaces is refused (EPERM, or EACCES on the infra's /proc/1/ns)")
       t.match(s.get('unshare-mount'), /Operation not permitted/, 'so is a mount namespace of its own')
       t.match(s.get('write-pid1-root'), /Read-only file system|Permission denied|No such file/, "pid 1's root is the pod's, read-only")
       t.match(s.get('core-pattern'), /Read-only file system/, '/proc/sys is read-only (EROFS)')
@@ -133,7 +134,7 @@ for (const who of [root, other]) {
       const r = run(dir, ['run', '--isolation', 'namespaces', '--network', 'none', '--', 'bash', '-c', script])
       t.equal(r.status, 0, r.stderr)
       const s = said(r.stdout)
-      t.match(s.get('nsenter-net'), /Operation not permitted/, 'no way into another network namespace (EPERM)')
+      t.match(s.get('nsenter-net'), /Operation not permitted|Permission denied/, 'no way into another network namespace (EPERM, or EACCES on the infra\'s /proc/1/ns)')
       t.match(s.get('unshare-net'), /Operation not permitted/, 'nor a new one')
       t.equal(s.get('ifaces'), 'lo ', '/sys/class/net lists the pod\'s loopback only, not the host\'s interfaces')
       t.match(s.get('connect'), /Connection refused|Network is unreachable/, "the host's loopback port cannot be reached")
@@ -183,17 +184,19 @@ for (const who of [root, other]) {
       t.equal(victim.signalCode, null)
     })
 
-    t.test("the pod's own root: any mount path works, made in the pod; the host's data dir, /root, /home, /var and /run are not there", async (t) => {
+    t.test("the pod's own root: any mount path works, made in the pod; the host's data dir, /root, /home, /var and the host's /run are not there", async (t) => {
       const dir = dataDirFor(t, who)
       const target = `/srv/podctl-data-${process.pid}`
       // Another pod of the data dir, which this one must not see.
       const neighbour = run(dir, ['prepare', '--', 'true']).stdout.trim()
       const script = [
         step('write-volume', `echo in > ${target}/f`),
-        ...['/root', '/home', '/var', '/run'].map((p, i) => step(`hidden${i}`, `ls -d ${p}`)),
-        // The app's own root is bound at its path in the data dir; nothing else of the data dir is there.
-        `echo "data=$(ls -A ${dir} | tr '\\n' ' ')"`,
-        `echo "pods=$(ls -A ${dir}/pods/*/ | tr '\\n' ' ')"`,
+        ...['/root', '/home', '/var'].map((p, i) => step(`hidden${i}`, `ls -d ${p}`)),
+        // /run holds podctl's own place only: the app's root and its volumes, at paths of the pod's (CONTRACT §12a).
+        `echo "run=$(ls -A /run | tr '\\n' ' ')"`,
+        `echo "apps=$(ls -A /run/podctl/apps | tr '\\n' ' ')"`,
+        `echo "volumes=$(ls -A /run/podctl/volumes | tr '\\n' ' ')"`,
+        step('data', `ls -A ${dir}`),
       ].join('\n')
       const m = manifestFile(path.dirname(dir), {
         apiVersion: 'podctl/v1',
@@ -207,10 +210,12 @@ for (const who of [root, other]) {
       const s = said(r.stdout)
       t.equal(s.get('write-volume'), 'ok', `a volume at ${target}, which the host does not have, is written`)
       t.notOk(fs.existsSync(target), 'and the mount point was made in the pod, not on the host')
-      for (let i = 0; i < 4; i++) t.match(s.get(`hidden${i}`), /No such file/, `${['/root', '/home', '/var', '/run'][i]} is not visible (ENOENT)`)
-      t.equal(s.get('data'), 'pods ', 'of the data dir only the way to the app\'s own root is there: no locks, no volumes')
-      const uuid = JSON.parse(run(dir, ['list', '--format', 'json']).stdout).find((p: { uuid: string }) => p.uuid !== neighbour).uuid as string
-      t.equal(s.get('pods'), `${uuid} `, 'and no other pod')
+      for (let i = 0; i < 3; i++) t.match(s.get(`hidden${i}`), /No such file/, `${['/root', '/home', '/var'][i]} is not visible (ENOENT)`)
+      t.equal(s.get('run'), 'podctl ', "/run holds podctl's own directory only, not the host's /run")
+      t.equal(s.get('apps'), 'app ', "of the pod's apps only the app's own root is there, at a path of the pod's")
+      t.equal(s.get('volumes'), 'd ', 'and its volume')
+      t.match(s.get('data'), /No such file/, "the data dir's path is not in the pod at all (no locks, no volumes, no other pod)")
+      t.match(neighbour, UUID_RE, 'while the data dir has another pod')
     })
 
     t.test('a setuid binary gives an app run as nobody no privilege (no_new_privs, nosuid); with host isolation it does (the contrast)', async (t) => {
