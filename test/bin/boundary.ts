@@ -373,7 +373,7 @@ t.test("6. a root app of host programs reads none of the host's secrets, and doe
   t.notOk(shown(a('secret')), `the test's own root-only ${SECRET_FILE} shows nothing (${a('secret')})`)
   t.notOk(shown(a('ssl-private')), `${SSL_PRIVATE} shows nothing (${a('ssl-private')})`)
   t.match(a('passwd'), /^ok root:x:0:0:/, "the host's /etc/passwd still reads")
-  if (fs.existsSync('/etc/hostname')) t.equal(a('hostname'), `ok ${fs.readFileSync('/etc/hostname', 'utf8').trim()}`, 'and so does /etc/hostname')
+  t.match(a('hostname'), /^ok [0-9a-f]{8}$/, "and /etc/hostname, the pod's own (podman's), names the pod")
   t.notOk(a('app-root')?.includes(dir), `PODCTL_APP_ROOT (${a('app-root')}) does not hold the data dir's path`)
   t.notOk(a('pwd')?.includes(dir), `nor the working directory (${a('pwd')})`)
   DATA_PARTS.forEach((p, i) => t.match(a(`data-part${i}`), /No such file/, `${p} is not in the pod (ENOENT)`))
