@@ -18,6 +18,7 @@ import { podEnvMark } from '../pod/reap.js'
 import { writeUnifiedLimits } from '../proc/cgroups.js'
 import { killMarked } from '../proc/escaped.js'
 import { procStart, sameProcess } from '../proc/identity.js'
+import { pathToPod } from './app-launch.js'
 import { gatherAppFacts, volumeSources } from './app-facts.js'
 import { RuntimeDriver } from './driver.js'
 import type { PodFacts } from './generate/facts.js'
@@ -32,7 +33,6 @@ import { writePodFiles } from './pod-files.js'
 import { findRuntime, type RuntimeRef } from './runtime.js'
 import type { AppProcess, PodRuntime, StartOptions } from './types.js'
 import { podIds, type PodIds } from './userns.js'
-import { pathToPod } from './app-launch.js'
 
 /** How often an app without a cgroup is looked at, to end what it left behind once it ends. */
 const ORPHAN_WATCH_MS = 200

@@ -6,7 +6,7 @@
  * child the supervisor waits on (lib/runtime/driver.ts). The infra comes
  * first and holds the pod's namespaces; each app joins them by path.
  */
-import type { ChildProcess, StdioOptions } from 'node:child_process'
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError, shortId } from '../errors.js'
@@ -19,7 +19,6 @@ import { appCgroup } from './generate/resources.js'
 import { infraSpawnArgs } from './infra.js'
 import type { Spec } from './oci-spec.js'
 import { appId, infraId } from './runtime.js'
-import { spawn } from 'node:child_process'
 
 /** Where the bundles are, in the pod dir. */
 export const BUNDLES_DIR = 'bundles'
