@@ -80,11 +80,6 @@ export class RuntimeDriver {
     return spawn(this.runtime.path, this.args(opts.log, ['exec', ...(opts.tty ? ['--tty'] : []), '--process', processFile, id]), { stdio: opts.stdio })
   }
 
-  /** The command line of `kill ID SIGNAL`, for the infra's guardian, which runs it without podctl. */
-  killCommand(id: string, signal: string): string[] {
-    return [this.runtime.path, ...this.args(undefined, ['kill', id, signal])]
-  }
-
   /** Whether the runtime keeps state for container `id` (its directory under the state root). */
   hasState(id: string): boolean {
     return fs.existsSync(path.join(this.root, id))

@@ -68,13 +68,20 @@ export const isStaticElf = (file: string): boolean => {
   }
 }
 
-/** The host's catatonit, checked to be static; EFAILED naming the package when there is none. */
-export const findInfraProgram = (): string => {
+/** The host's catatonit; EFAILED naming the package when there is none. */
+const infraProgram = (): string => {
   const found = findProgram(PROGRAM) ?? (fs.existsSync(PODMAN_LIBEXEC) ? fs.realpathSync(PODMAN_LIBEXEC) : undefined)
   if (found === undefined) throw new PodctlError('EFAILED', 'isolated pods need catatonit, the infra process that holds their namespaces, and this host has none', INSTALL_HINT)
-  if (!isStaticElf(found)) throw new PodctlError('EFAILED', `${found} is not a statically linked program; the infra runs it in a root that holds nothing else`, INSTALL_HINT)
   return found
 }
+
+const checkStatic = (program: string): string => {
+  if (!isStaticElf(program)) throw new PodctlError('EFAILED', `${program} is not a statically linked program; the infra runs it in a root that holds nothing else`, INSTALL_HINT)
+  return program
+}
+
+/** The host's catatonit, checked to be static (what prepare checks of the host). */
+export const findInfraProgram = (): string => checkStatic(infraProgram())
 
 /** The directories the infra's runtime passes through in a data dir, down to the infra's root. */
 export const infraRootPath = (dataDir: string): string[] => [path.join(dataDir, path.dirname(INFRA_DIR)), path.join(dataDir, INFRA_DIR)]
@@ -93,7 +100,7 @@ const mkdirOnce = (dir: string, name: string, mode: number): void => {
  * when the host's catatonit changed: a copy of it, execute-only, put in
  * place by a rename so that concurrent starts never see half a file.
  */
-export const ensureInfraRoot = (dataDir: string, program: string = findInfraProgram()): string => {
+export const ensureInfraRoot = (dataDir: string, program: string = infraProgram()): string => {
   const root = path.join(dataDir, INFRA_DIR)
   fs.mkdirSync(root, { recursive: true, mode: DIR_MODE })
   mkdirOnce(root, 'proc', 0o555)
@@ -101,6 +108,7 @@ export const ensureInfraRoot = (dataDir: string, program: string = findInfraProg
   const src = fs.statSync(program)
   const have = fs.lstatSync(path.join(root, PROGRAM), { throwIfNoEntry: false })
   if (have?.isFile() && have.size === src.size && (have.mode & 0o7777) === 0o111 && have.mtimeMs >= src.mtimeMs) return root
+  checkStatic(program)
   const tmp = path.join(root, tmpName(PROGRAM))
   try {
     fs.copyFileSync(program, tmp)
@@ -111,9 +119,6 @@ export const ensureInfraRoot = (dataDir: string, program: string = findInfraProg
   }
   return root
 }
-
-/** Quotes `s` for sh. */
-const shQuote = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`
 
 /** The fd on which the guardian finds the supervisor's socket. */
 export const INFRA_GUARD_FD = 3
@@ -126,31 +131,40 @@ const RETRY_S = '0.1'
 const RETRIES = 100
 
 /**
- * The program and arguments that run the infra's `runtime run` (`run`,
- * with `pidFile` its --pid-file) under a guardian. Spawn them with fd
- * INFRA_GUARD_FD a socket whose other end only the supervisor holds.
- *
- * At the socket's end the guardian kills the infra by the pid its runtime
- * wrote, when that process is still the runtime's child (a pid read long
- * after its process ended may name another one); while no pid is written
- * yet it asks the runtime (`kill`: `runtime kill ID KILL`), which also ends
- * an infra made but not yet started, and tries again while the runtime
- * lives. `$$` is the runtime's pid: the `sh` execs it.
+ * The guardian's script: `$1` the runtime, `$2` its state root, `$3` the
+ * infra's container id, `$4` the pid file its `run` writes; the rest is
+ * the `run` command line, which the script execs, so that `$$` is the
+ * runtime's pid. The watcher it leaves behind reads fd 3 to its end, then
+ * kills the infra by the pid the runtime wrote, when that process is
+ * still the runtime's child (a pid read long after its process ended may
+ * name another one); while no pid is written yet it asks the runtime
+ * (`kill ID KILL`, which also ends an infra made but not yet started),
+ * and tries again while the runtime lives.
  */
-export const infraSpawnArgs = (run: readonly string[], pidFile: string, kill: readonly string[]): [string, string[]] => {
-  const script = [
-    `( ( trap '' INT HUP TERM QUIT`,
-    `while read -r _; do :; done`,
-    `i=0`,
-    `while :; do`,
-    `  if read -r p < ${shQuote(pidFile)} && read -r _ _ _ pp _ < "/proc/$p/stat" && [ "$pp" = "$$" ]; then kill -s KILL "$p"; break; fi`,
-    `  kill -0 "$$" || break`,
-    `  ${kill.map(shQuote).join(' ')} && break`,
-    `  i=$((i + 1)); [ "$i" -ge ${RETRIES} ] && break`,
-    `  sleep ${RETRY_S}`,
-    `done ) <&${INFRA_GUARD_FD} >/dev/null 2>&1 & )`,
-    `exec ${INFRA_GUARD_FD}<&-`,
-    'exec "$@"',
-  ].join('\n')
-  return ['/bin/sh', ['-c', script, INFRA_GUARD_NAME, ...run]]
-}
+const GUARD_SCRIPT = [
+  `( ( trap '' INT HUP TERM QUIT`,
+  `while read -r _; do :; done`,
+  `i=0`,
+  `while :; do`,
+  `  if read -r p < "$4" && read -r _ _ _ pp _ < "/proc/$p/stat" && [ "$pp" = "$$" ]; then kill -s KILL "$p"; break; fi`,
+  `  kill -0 "$$" || break`,
+  `  "$1" --root "$2" kill "$3" KILL && break`,
+  `  i=$((i + 1)); [ "$i" -ge ${RETRIES} ] && break`,
+  `  sleep ${RETRY_S}`,
+  `done ) <&${INFRA_GUARD_FD} >/dev/null 2>&1 & )`,
+  `exec ${INFRA_GUARD_FD}<&-`,
+  'shift 4',
+  'exec "$@"',
+].join('\n')
+
+/**
+ * The program and arguments that run the infra's `runtime run` (`run`,
+ * with `pidFile` its --pid-file) under a guardian (GUARD_SCRIPT), for
+ * the container `id` of the runtime at `runtime` whose state root is
+ * `root`. Spawn them with fd INFRA_GUARD_FD a socket whose other end only
+ * the supervisor holds.
+ */
+export const infraSpawnArgs = (run: readonly string[], guard: { runtime: string; root: string; id: string; pidFile: string }): [string, string[]] => [
+  '/bin/sh',
+  ['-c', GUARD_SCRIPT, INFRA_GUARD_NAME, guard.runtime, guard.root, guard.id, guard.pidFile, ...run],
+]

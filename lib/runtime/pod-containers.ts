@@ -130,7 +130,7 @@ export class PodContainers {
     driver.delete(id)
     const { bundle, log, pidFile } = writeBundle(podDir, INFRA_BUNDLE, spec)
     fs.mkdirSync(driver.root, { recursive: true, mode: 0o700 })
-    const [sh, args] = infraSpawnArgs([driver.runtime.path, ...driver.runArgs(bundle, id, { pidFile, log })], pidFile, driver.killCommand(id, 'KILL'))
+    const [sh, args] = infraSpawnArgs([driver.runtime.path, ...driver.runArgs(bundle, id, { pidFile, log })], { runtime: driver.runtime.path, root: driver.root, id, pidFile })
     const child = spawn(sh, args, { cwd: bundle, detached: true, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] })
     child.stdio[3]?.on('error', () => {})
     let stderr = ''
