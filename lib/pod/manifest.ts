@@ -9,7 +9,7 @@
  * which callers that make pods pass in as `rules`.
  */
 import path from 'node:path'
-import { parseBytes } from '../bytes.js'
+import { sizeBytes } from '../bytes.js'
 import { PodctlError, oneLine } from '../errors.js'
 import { MAX_MANIFEST_BYTES } from '../fs/read.js'
 import { capabilityName } from '../proc/capabilities.js'
@@ -246,24 +246,9 @@ export const MIN_PIDS = 8
 const MOUNT_FIELDS = ['volume', 'path', 'readOnly'] as const
 const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'isolation', 'network', 'userns', 'resources', 'apps', 'volumes'] as const
 
-/** podman's memory units (go-units RAMInBytes): a lower-case b, k, m or g is a power of 1024. */
-const PODMAN_UNITS: Record<string, number> = { b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }
-
-/**
- * A memory size as bytes; undefined when it is not one (the checker says
- * why). Written as volumes are ("256Mi", "1G"), or as podman writes it: a
- * podman user's "64m" is 64 MiB, not 64 MB.
- */
-export const memoryBytes = (v: string | number): number | undefined => {
-  if (typeof v === 'number') return Number.isSafeInteger(v) && v > 0 ? v : undefined
-  const podman = /^(\d+)([bkmg])$/.exec(v.trim())
-  if (podman) return Number(podman[1]) * PODMAN_UNITS[podman[2]!]!
-  try {
-    return parseBytes(v, 'memory')
-  } catch {
-    return undefined
-  }
-}
+/** A memory size as bytes (lib/bytes.ts: podman's units, "64m" is 64 MiB); undefined when it is not one (the checker says why). */
+export const memoryBytes = (v: string | number): number | undefined =>
+  typeof v === 'number' ? (Number.isSafeInteger(v) && v > 0 ? v : undefined) : sizeBytes(v)
 
 /** A cpu share as a number of cores; undefined when it is not one. */
 export const cpuCores = (v: string | number): number | undefined => {
