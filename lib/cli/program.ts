@@ -28,7 +28,7 @@ import { stop } from './commands/stop/index.js'
 import { version } from './commands/version/index.js'
 import { volume } from './commands/volume/index.js'
 import type { Context } from './context.js'
-import { addGlobalOptions, parseDurations } from './options.js'
+import { addGlobalOptions, addGlobalOptionsBelow, parseDurations } from './options.js'
 import { podctlVersion } from './version-info.js'
 
 /** In the order `podctl --help` lists them. */
@@ -49,8 +49,19 @@ export const buildProgram = (ctx: Context): Command => {
       getErrHelpWidth: () => 80,
     })
     .showSuggestionAfterError(true)
-    // Every command's --help lists --dir and --debug too.
-    .configureHelp({ showGlobalOptions: true })
+    // The program's options come before the command word; each command
+    // takes the global ones after it too (addGlobalOptions).
+    .enablePositionalOptions()
+    // Every command's --help lists --dir and --debug too, but not the
+    // program's -v, --version, which is not a command's.
+    .configureHelp({
+      showGlobalOptions: true,
+      visibleGlobalOptions: (cmd: Command) => {
+        const options = []
+        for (let a = cmd.parent; a; a = a.parent) options.push(...a.options.filter((o) => !o.hidden && o.long !== '--version'))
+        return options
+      },
+    })
     // `help [command...]` is a command of ours (below): commander's own
     // shows a command's help without dispatching to it.
     .helpCommand(false)
@@ -74,6 +85,7 @@ Documentation: Documentation/subcommands/<command>.md`,
     if (spec === undefined) return
     pending.delete(cmd)
     spec.define(cmd, ctx)
+    addGlobalOptionsBelow(cmd, ctx)
   }
   program
     .hook('preSubcommand', (_program, sub) => define(sub))
@@ -113,5 +125,6 @@ Documentation: Documentation/subcommands/<command>.md`,
       }
       cmd.outputHelp()
     })
+  for (const cmd of program.commands) if (!pending.has(cmd)) addGlobalOptionsBelow(cmd, ctx)
   return program
 }

@@ -10,7 +10,7 @@
  */
 import os from 'node:os'
 import path from 'node:path'
-import { parseBytes } from '../bytes.js'
+import { sizeBytes } from '../bytes.js'
 import { PodctlError, oneLine } from '../errors.js'
 import { MAX_MANIFEST_BYTES } from '../fs/read.js'
 import { capabilityName } from '../proc/capabilities.js'
@@ -111,10 +111,14 @@ export interface PodManifest {
   network?: Network
   /** "host" when absent; "private" needs isolation "namespaces" and root. */
   userns?: UserNamespace
-  /** The pod's hostname (isolated pods); its name, or the first 8 characters of its UUID, when absent. */
-  hostname?: string
   /** Limits for all the pod's apps together. */
   resources?: Resources
+  /** An isolated pod's hostname (--hostname); without it, the pod's name or the first 8 characters of its UUID. */
+  hostname?: string
+  /** The pod is removed once it has exited (--rm). */
+  autoRemove?: boolean
+  /** false: the caller's http_proxy, https_proxy, ftp_proxy and no_proxy (either case) do not pass to the apps (--http-proxy=false); they do when absent. */
+  httpProxy?: boolean
   apps: App[]
   volumes?: Volume[]
 }
@@ -249,30 +253,17 @@ const RESOURCE_FIELDS = ['memory', 'cpu', 'pids'] as const
 /** Below this the kernel's own use of a cgroup (page tables, slabs) leaves an app nothing; podman's floor too. */
 export const MIN_MEMORY_BYTES = 6 * 1024 * 1024
 /** The smallest CFS quota the kernel takes is 1 ms of a 100 ms period. */
-const MIN_CPU = 0.01
+export const MIN_CPU = 0.01
 /** The runtime's own init (a Go program, its threads) counts in a pids limit while it starts an app: below this it cannot. */
 export const MIN_PIDS = 8
 const MOUNT_FIELDS = ['volume', 'path', 'readOnly'] as const
-const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'isolation', 'network', 'userns', 'resources', 'apps', 'volumes'] as const
+const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'isolation', 'network', 'userns', 'resources', 'hostname', 'autoRemove', 'httpProxy', 'apps', 'volumes'] as const
+/** A hostname as sethostname(2) takes it (64 bytes) and RFC 1123 writes it: dot-separated labels of letters, digits and inner hyphens. */
+export const HOSTNAME_RE = /^(?=.{1,64}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
 
-/** podman's memory units (go-units RAMInBytes): a lower-case b, k, m or g is a power of 1024. */
-const PODMAN_UNITS: Record<string, number> = { b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }
-
-/**
- * A memory size as bytes; undefined when it is not one (the checker says
- * why). Written as volumes are ("256Mi", "1G"), or as podman writes it: a
- * podman user's "64m" is 64 MiB, not 64 MB.
- */
-export const memoryBytes = (v: string | number): number | undefined => {
-  if (typeof v === 'number') return Number.isSafeInteger(v) && v > 0 ? v : undefined
-  const podman = /^(\d+)([bkmg])$/.exec(v.trim())
-  if (podman) return Number(podman[1]) * PODMAN_UNITS[podman[2]!]!
-  try {
-    return parseBytes(v, 'memory')
-  } catch {
-    return undefined
-  }
-}
+/** A memory size as bytes (lib/bytes.ts: podman's units, "64m" is 64 MiB); undefined when it is not one (the checker says why). */
+export const memoryBytes = (v: string | number): number | undefined =>
+  typeof v === 'number' ? (Number.isSafeInteger(v) && v > 0 ? v : undefined) : sizeBytes(v)
 
 /**
  * A signal as podman's --stop-signal and an image's StopSignal give it
@@ -442,6 +433,7 @@ const containerOnlyProblems = (c: Checker, value: Obj): void => {
   const needs = 'needs "isolation": "namespaces" (host processes have no cgroups, capabilities or seccomp of their own)'
   if (value.resources !== undefined) c.add('resources', needs)
   if (value.userns === 'private') c.add('userns', needs)
+  if (value.hostname !== undefined) c.add('hostname', 'needs "isolation": "namespaces" (host processes have the host\'s hostname)')
   if (!Array.isArray(value.apps)) return
   value.apps.forEach((a: unknown, i) => {
     if (!isObj(a)) return
@@ -479,6 +471,11 @@ export const manifestProblems = (value: unknown, opts: ValidateOptions = {}): Ma
     c.add('userns', `must be "host" or "private", not ${describe(value.userns)}`)
   }
   if (value.resources !== undefined) checkResources(c, value.resources, 'resources')
+  if (value.hostname !== undefined && c.string(value.hostname, 'hostname') && !HOSTNAME_RE.test(value.hostname)) {
+    c.add('hostname', `${JSON.stringify(value.hostname)} is not a hostname (at most 64 characters: letters, digits and "-" in labels joined by ".", no label starting or ending with "-")`)
+  }
+  if (value.autoRemove !== undefined) c.bool(value.autoRemove, 'autoRemove')
+  if (value.httpProxy !== undefined) c.bool(value.httpProxy, 'httpProxy')
   const imageApps = Array.isArray(value.apps) && value.apps.some((a: unknown) => isObj(a) && a.image !== undefined)
   if (value.isolation === 'host' && imageApps) c.add('isolation', '"host" cannot run an app from an image: an image app has a root of its own ("isolation": "namespaces", implied when "isolation" is left out)')
   else if (value.isolation !== 'namespaces' && !imageApps) containerOnlyProblems(c, value)

@@ -12,14 +12,15 @@ import { resourceReason } from '../fs/errors.js'
 import { DIR_MODE } from '../fs/modes.js'
 import { MAX_MANIFEST_BYTES, readOwnText } from '../fs/read.js'
 import { AppTypeMask, isolationOf, parseManifest, stopSignalName, visitApps, type App, type PodManifest } from '../pod/manifest.js'
-import type { Pod } from '../pod/pod.js'
+import { removePod } from '../pod/gc.js'
+import { podFromUUIDString, type Pod } from '../pod/pod.js'
 import { podEnvMark } from '../pod/reap.js'
 import { MANIFEST_FILE, isoTime, newAppRecord, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
 import { forkCount, killMarked } from '../proc/escaped.js'
 import { procStart } from '../proc/identity.js'
 import { HostRuntime } from '../runtime/host.js'
 import { OciRuntime } from '../runtime/oci-runtime.js'
-import { recordedRuntime } from '../runtime/pod-runtime.js'
+import { podTeardown, recordedRuntime } from '../runtime/pod-runtime.js'
 import type { AppProcess, PodRuntime } from '../runtime/types.js'
 import { LogWriter } from './log-writer.js'
 import { REQUESTS_DIR, takeRequests, type AppRequest } from './requests.js'
@@ -165,6 +166,21 @@ export class Supervisor {
     } finally {
       stopForwarding()
       await this.#release()
+      if (this.manifest.autoRemove === true) this.#remove()
+    }
+  }
+
+  /**
+   * `--rm`: the pod, exited and its lock released, is removed as `podctl
+   * rm` removes it, in the foreground before `run` exits with the pod's
+   * code, detached before the supervisor ends. A failure is said, and the
+   * pod is left for rm or gc.
+   */
+  #remove(): void {
+    try {
+      removePod(podFromUUIDString(this.pod.dataDir, this.pod.uuid), podTeardown(this.pod.dataDir))
+    } catch (er) {
+      this.#opts.output?.notice(`pod ${this.pod.uuid} was not removed (--rm): ${(er as Error).message}`)
     }
   }
 

@@ -162,7 +162,7 @@ t.test('a layer that is not what the config says it unpacks to (diff_id)', async
 })
 
 t.test('a layer past --max-size', async (t) => {
-  await refused(t, { layers: () => [[{ name: 'small', content: 'x' }, { name: 'big', content: randomBytes(3 * 1024 * 1024) }]], args: ['--max-size', '1M'], says: /entry "big": the image unpacks past --max-size \(1000000 bytes\)/ })
+  await refused(t, { layers: () => [[{ name: 'small', content: 'x' }, { name: 'big', content: randomBytes(3 * 1024 * 1024) }]], args: ['--max-size', '1M'], says: /entry "big": the image unpacks past --max-size \(1048576 bytes\)/ })
   await refused(t, { layers: () => [[{ name: 'big', content: Buffer.alloc(3 * 1024 * 1024) }]], image: { gzip: true }, args: ['--max-size', '2Mi'], says: /past --max-size/ })
 })
 

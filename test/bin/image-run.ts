@@ -197,7 +197,7 @@ t.test('a manifest: "image" without "exec", "exec" and "entrypoint" in the place
     ['--isolation host --image', ['--isolation', 'host', '--image', 'app:1'], 2, /"host" cannot run an app from an image/],
     ['--image of an image the store does not have', ['--image', 'nosuch:1'], 3, /^podctl: no such image: nosuch:1\nsee the images there are: podctl image list\n$/],
     ['--entrypoint without --image', ['--entrypoint', '/bin/sh', '--', 'true'], 2, /--entrypoint is for a pod made from an image/],
-    ['--image with --manifest', ['--image', 'app:1', '--manifest', m([{ name: 'a', image: 'app:1' }])], 2, /--image is for a pod made from a command after --/],
+    ['--image with --manifest', ['--image', 'app:1', '--manifest', m([{ name: 'a', image: 'app:1' }])], 2, /^podctl: give either --manifest or --image, not both\nin a manifest, give apps their "image"/],
   ]
   for (const [what, args, code, says] of flags) {
     const r = podctl(dir, ['run', ...args])

@@ -49,7 +49,7 @@ t.test('not an object', async (t) => {
 })
 
 t.test('unknown fields are errors at every level', async (t) => {
-  problems(t, man({ extra: 1 }), [['extra', 'unknown field (allowed: apiVersion, name, labels, annotations, mutable, isolation, network, userns, resources, apps, volumes)']], 'top level')
+  problems(t, man({ extra: 1 }), [['extra', 'unknown field (allowed: apiVersion, name, labels, annotations, mutable, isolation, network, userns, resources, hostname, autoRemove, httpProxy, apps, volumes)']], 'top level')
   problems(t, man({ 'a b': 1 }), [['["a b"]', /^unknown field/]], 'a key that is not an identifier is quoted')
   problems(t, man({ apps: [app({ restart: 'always' })] }), [['apps[0].restart', 'unknown field (allowed: name, type, image, entrypoint, exec, env, workingDirectory, mounts, user, group, capabilities, readOnlyRootFilesystem, seccomp, privileged, resources)']], 'app')
   problems(
@@ -146,6 +146,21 @@ t.test('containers (CONTRACT §12): resources, capabilities, seccomp, privileged
   problems(t, man({ resources: { memory: '64Mi' } }), [['resources', needs]], 'resources of a host pod')
   problems(t, man({ userns: 'private' }), [['userns', needs]], 'userns of a host pod')
   problems(t, man({ apps: [app({ privileged: true, seccomp: 'default' })] }), [['apps[0].seccomp', needs], ['apps[0].privileged', needs]], 'app fields of a host pod')
+})
+
+t.test("CONTRACT §15: the pod's hostname, autoRemove (--rm), httpProxy (--http-proxy)", async (t) => {
+  const iso = (over: Record<string, unknown>): Record<string, unknown> => man({ isolation: 'namespaces', ...over })
+  ok(t, iso({ hostname: 'web' }), 'a hostname')
+  ok(t, iso({ hostname: 'web-1.example.com' }), 'a dotted hostname')
+  ok(t, iso({ hostname: 'a'.repeat(63) }), 'a label of 63')
+  ok(t, man({ autoRemove: true, httpProxy: false }), 'autoRemove and httpProxy, also for host pods')
+  const rule = 'is not a hostname (at most 64 characters: letters, digits and "-" in labels joined by ".", no label starting or ending with "-")'
+  for (const bad of ['', '-web', 'web-', 'we b', 'web..x', 'web_1', 'a'.repeat(64), `${'a'.repeat(40)}.${'b'.repeat(30)}`]) {
+    problems(t, iso({ hostname: bad }), [['hostname', `${JSON.stringify(bad)} ${rule}`]], `hostname ${JSON.stringify(bad)}`)
+  }
+  problems(t, iso({ hostname: 7 }), [['hostname', 'must be a string, not number 7']])
+  problems(t, man({ hostname: 'web' }), [['hostname', 'needs "isolation": "namespaces" (host processes have the host\'s hostname)']], 'the hostname of a host pod')
+  problems(t, man({ autoRemove: 'yes', httpProxy: 0 }), [['autoRemove', 'must be true or false, not string "yes"'], ['httpProxy', 'must be true or false, not number 0']])
 })
 
 t.test('apps', async (t) => {

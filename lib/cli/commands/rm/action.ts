@@ -1,8 +1,8 @@
 /** What `podctl rm` does. */
-import { PodctlError } from '../../../errors.js'
+import { PodctlError, isPodctlError } from '../../../errors.js'
 import { dataDirExists } from '../../../pod/layout.js'
 import { removePod } from '../../../pod/gc.js'
-import { podFromUUIDString } from '../../../pod/pod.js'
+import { podFromUUIDString, type Pod } from '../../../pod/pod.js'
 import type { PodState } from '../../../pod/state.js'
 import { Include, listPods } from '../../../pod/walk.js'
 import { readUUIDFromFile } from '../../../pod/uuid.js'
@@ -26,6 +26,16 @@ const idlePods = (dataDir: string, running: boolean): string[] => {
   })
 }
 
+/** The pod again, or undefined once it is gone. */
+const reopen = (dataDir: string, uuid: string): Pod | undefined => {
+  try {
+    return podFromUUIDString(dataDir, uuid)
+  } catch (er) {
+    if (isPodctlError(er) && er.code === 'ENOPOD') return undefined
+    throw er
+  }
+}
+
 /** Removes each pod (its volumes and its apps' image roots torn down first), printing its UUID; goes past a bad one. */
 export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: RmOptions): Promise<void> => {
   const args = [...uuids]
@@ -45,7 +55,10 @@ export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: R
       let pod = podFromUUIDString(dataDir, arg)
       if (opts.force && pod.state === 'running') {
         await stopPod(pod, { force: true, timeoutMs: 0 })
-        pod = podFromUUIDString(dataDir, pod.uuid)
+        const again = reopen(dataDir, pod.uuid)
+        // A pod of `run --rm` is removed by its supervisor once it has exited.
+        if (again === undefined) return `${pod.uuid}\n`
+        pod = again
       }
       removePod(pod, teardown)
       return `${pod.uuid}\n`
