@@ -27,7 +27,7 @@ import { acquireLockIn } from '../lock/with-lock.js'
 import { isLocked } from '../pod/locks.js'
 import { procStart, sameProcess } from '../proc/identity.js'
 import { parseIp } from './cidr.js'
-import { addList, delList, type CallTarget, type CniResult } from './cni.js'
+import { activePlugins, addList, delList, type CallTarget, type CniResult } from './cni.js'
 import { hostResolvConf, hostnameFile, hostsFile, resolvConf, rewriteInPlace, writeEtcFiles, type HostsPeer, type ResolvOptions } from './etc-files.js'
 import { rulesCurrent, applyRules } from './firewall.js'
 import { DEFAULT_NETWORK, ipamDir, podNetworkLock, type NetworkEnv } from './layout.js'
@@ -199,17 +199,21 @@ export const attach = async (dataDir: string, req: AttachRequest, env: NetworkEn
       names: [...(req.names ?? [])],
       addHosts: [...(req.addHosts ?? [])],
       etcDir: req.etcDir ?? null,
-      attachments: req.networks.map((n, i) => ({
-        network: n.name,
-        ifname: `eth${i}`,
-        config: nets[i]!.conflist,
-        capabilityArgs: n.ports !== undefined && n.ports.length > 0 ? { portMappings: n.ports.map(normalizePort) } : {},
-        args: [['IgnoreUnknown', '1'], ...(n.ip !== undefined ? ([['IP', n.ip]] as [string, string][]) : [])],
-        aliases: [...(n.aliases ?? [])],
-        state: 'adding',
-        result: null,
-        running: null,
-      })),
+      attachments: req.networks.map((n, i): AttachmentRecord => {
+        const capabilityArgs = n.ports !== undefined && n.ports.length > 0 ? { portMappings: n.ports.map(normalizePort) } : {}
+        return {
+          network: n.name,
+          ifname: `eth${i}`,
+          // What ADD runs is what DEL runs: the record keeps the list as run.
+          config: activePlugins(nets[i]!.conflist, capabilityArgs),
+          capabilityArgs,
+          args: [['IgnoreUnknown', '1'], ...(n.ip !== undefined ? ([['IP', n.ip]] as [string, string][]) : [])],
+          aliases: [...(n.aliases ?? [])],
+          state: 'adding',
+          result: null,
+          running: null,
+        }
+      }),
     }
     // The ports are checked and claimed (the record written) at once: a second pod asking for one sees the first's claim.
     await withNetworksLock(dataDir, () => {

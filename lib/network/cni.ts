@@ -193,6 +193,23 @@ export const pluginConfig = (list: Conflist, plugin: PluginConf, prevResult: Cni
   }
 }
 
+/**
+ * Plugins that do nothing without their capability's arguments: portmap
+ * with no port to publish passes the result on and deletes nothing
+ * (plugins/meta/portmap cmdAdd, cmdDel). Running it anyway costs a
+ * program's start on every pod's way up.
+ */
+const IDLE_WITHOUT: Record<string, string> = { portmap: 'portMappings' }
+
+/** The list as it runs for these capability arguments: idle plugins left out. */
+export const activePlugins = (list: Conflist, capabilityArgs: CapabilityArgs): Conflist => ({
+  ...list,
+  plugins: list.plugins.filter((p) => {
+    const cap = IDLE_WITHOUT[p.type]
+    return cap === undefined || p.capabilities?.[cap] !== true || cap in capabilityArgs
+  }),
+})
+
 /** ADD of a whole list: its plugins in order, each given the one before's result. The last result. */
 export const addList = async (list: Conflist, target: CallTarget, capabilityArgs: CapabilityArgs, env: NetworkEnv, hooks: CallHooks = {}): Promise<CniResult> => {
   let result: CniResult | undefined

@@ -28,8 +28,29 @@ export const networkMissing = (): string | undefined => {
   return undefined
 }
 
+const bases = new WeakMap<Test, string>()
+/**
+ * The test's own directory, made once (t.testdir empties it on each call),
+ * and the data dir in it, whose networking is taken down after the test:
+ * registered before the directory, so that it runs before tap removes it.
+ */
+export const scratch = (t: Test): string => {
+  let base = bases.get(t)
+  if (base === undefined) {
+    const dir = path.join(t.testdirName, 'data')
+    t.teardown(() => teardownNetworking(dir))
+    base = t.testdir({})
+    bases.set(t, base)
+  }
+  return base
+}
+
 /** The network environment of the tests: the default plugins, an empty config dir of the test's own, a shorter plugin timeout. */
-export const testEnv = (t: Test): NetworkEnv => ({ ...networkEnv({ configDir: t.testdir({}) }, {}), timeoutMs: 30_000 })
+export const testEnv = (t: Test): NetworkEnv => {
+  const configDir = path.join(scratch(t), 'net.d')
+  fs.mkdirSync(configDir, { recursive: true })
+  return { ...networkEnv({ configDir }, {}), timeoutMs: 30_000 }
+}
 
 /**
  * A data dir (its parent the test's own) whose networking is taken down
@@ -37,9 +58,8 @@ export const testEnv = (t: Test): NetworkEnv => ({ ...networkEnv({ configDir: t.
  * chains and their jumps.
  */
 export const netDataDir = (t: Test): string => {
-  const dir = path.join(t.testdir({}), 'data')
+  const dir = path.join(scratch(t), 'data')
   ensureDataDir(dir)
-  t.teardown(() => teardownNetworking(dir))
   return dir
 }
 

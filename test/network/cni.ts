@@ -87,7 +87,7 @@ t.test('a plugin that hangs is killed with its children; a missing one is named'
   await new Promise((r) => setTimeout(r, 100))
   t.notOk(alive(child), "the plugin's child is gone too")
   await t.rejects(execPlugin('net1', { type: 'nosuch' }, 'ADD', target, envOf(dir)), { message: /no plugin "nosuch" in .*\/none, /, hint: /containernetworking-plugins/ })
-  await t.rejects(execPlugin('net1', { type: '../first' }, 'ADD', target, envOf(dir)), { hint: /not a file name/ }, 'a type is never a path')
+  await t.rejects(execPlugin('net1', { type: '../first' }, 'ADD', target, envOf(dir)), { message: /no plugin "\.\.\/first"/, hint: /not a file name/ }, 'a type is never a path')
   t.equal(findPlugin('../first', [dir]), undefined)
 })
 
@@ -96,8 +96,7 @@ t.test('pluginConfig keeps what the plugin has and adds what libcni adds', async
   t.same(c, { type: 'second', capabilities: { portMappings: true }, snat: true, name: 'net1', cniVersion: '1.0.0' }, 'no empty runtimeConfig')
 })
 
-t.test("Debian's plugins speak 1.0.0", async (t) => {
-  if (findPlugin('bridge', DEFAULT_PLUGIN_DIRS) === undefined) return t.skip('no CNI plugins here (Debian: containernetworking-plugins)')
+t.test("Debian's plugins speak 1.0.0", { skip: findPlugin('bridge', DEFAULT_PLUGIN_DIRS) === undefined ? 'no CNI plugins here (Debian: containernetworking-plugins)' : false }, async (t) => {
   const r = await execPlugin('bridge', { type: 'bridge', cniVersion: '0.1.0', name: 'x' }, 'VERSION', { containerId: '', netns: '', ifname: '' }, { pluginDirs: DEFAULT_PLUGIN_DIRS, configDir: '/nonexistent', timeoutMs: 30_000 })
   t.ok((r?.supportedVersions as string[]).includes('1.0.0'))
 })
