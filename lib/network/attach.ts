@@ -354,7 +354,8 @@ export const gcNetworks = async (dataDir: string, env: NetworkEnv, opts: { alive
       out.failed.push({ uuid, reason: (er as Error).message })
     }
   }
-  const recorded = new Set(recordedPods(dataDir))
+  // A damaged record accounts for nothing: its addresses are freed by container id like a lost one's.
+  const recorded = new Set(allRecords(dataDir).map((r) => r.uuid))
   const networks = new Map(ownNetworks(dataDir).flatMap((n) => ('damaged' in n ? [] : [[n.info.name, n] as const])))
   for (const h of held) {
     if (recorded.has(h.id) || alive(h.id)) continue

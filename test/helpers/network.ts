@@ -64,6 +64,7 @@ export const netDataDir = (t: Test): string => {
 }
 
 export const teardownNetworking = (dir: string): void => {
+  if (!fs.existsSync(path.join(dir, 'networks'))) return // never had a network, nor rules
   for (const rec of allRecords(dir)) if (rec.netns.startsWith('/run/netns/podctl-')) run('ip', ['netns', 'del', path.basename(rec.netns)])
   for (const n of ownNetworks(dir)) {
     if ('damaged' in n) continue

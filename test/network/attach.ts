@@ -193,6 +193,17 @@ t.test('DEL after the namespace is gone (the infra died with it): no address, no
   t.notOk(fs.existsSync(recordFile(dataDir, uuid)))
 })
 
+t.test('a pod may ask for an address of the subnet', async (t) => {
+  const dataDir = netDataDir(t)
+  const env = testEnv(t)
+  const n = await createNetwork(dataDir, 'front', {}, env)
+  const want = n.subnet!.replace(/0\/24$/, '77')
+  const uuid = randomUUID()
+  const [a] = await attach(dataDir, { uuid, netns: await createPodNetns(dataDir, uuid), networks: [{ name: 'front', ip: want }], hostname: 'x' }, env)
+  t.equal(a!.ip, want)
+  await detach(dataDir, uuid, env)
+})
+
 t.test('gc frees an address whose record was lost, and attach to an unknown network writes nothing', async (t) => {
   const dataDir = netDataDir(t)
   const env = testEnv(t)

@@ -28,7 +28,7 @@ export const network: CommandSpec = {
       `
 Examples:
   $ podctl network create front
-  $ podctl network create back --subnet 10.91.7.0/24 --internal
+  $ podctl network create back --subnet 172.30.7.0/24 --internal
   $ podctl network list
   $ podctl network inspect front --format json
   $ podctl network rm front
@@ -50,7 +50,7 @@ Documentation: Documentation/subcommands/network.md, Documentation/networks.md`,
       ctx,
       'output format (table prints the name)',
     )
-      .addHelpText('after', '\nExamples:\n  $ podctl network create front\n  $ podctl network create db --subnet 10.91.7.0/24 --gateway 10.91.7.1 --internal\n  $ podctl network create lan --driver macvlan --opt parent=eth0 --subnet 192.168.1.0/24 --gateway 192.168.1.1')
+      .addHelpText('after', '\nExamples:\n  $ podctl network create front\n  $ podctl network create db --subnet 172.30.7.0/24 --gateway 10.91.7.1 --internal\n  $ podctl network create lan --driver macvlan --opt parent=eth0 --subnet 192.168.1.0/24 --gateway 192.168.1.1')
       .action(async (name: string, opts: NetworkCreateOptions, self: Command) => (await actions()).create(ctx, dataDirOf(self, 'write'), name, opts))
     addLegendOptions(addFormatOption(addCniDirOptions(cmd.command('list').alias('ls').description("list the networks: this data dir's (the default one, bridge, first) and the operator's conflists").option('-q, --quiet', 'print the names only')), ctx))
       .addHelpText('after', '\nExamples:\n  $ podctl network list\n  $ podctl network list --format json')
