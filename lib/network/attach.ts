@@ -233,16 +233,18 @@ export const attach = async (dataDir: string, req: AttachRequest, env: NetworkEn
         a.running = null
         writeRecord(dataDir, rec)
       }
+      if (rec.etcDir !== null) writeEtcFiles(rec.etcDir, { hosts: hostsFile(hostsInput(rec, [])), 'resolv.conf': resolvConf(hostResolvConf(), req.resolv), hostname: hostnameFile(rec.hostname) })
+      await refreshNames(dataDir, namedNetworks(rec))
     } catch (er) {
       try {
         await delRecord(dataDir, rec, env, { keepNetns: true })
       } catch {
         // The record stays; gc deletes what is left.
       }
+      // Peers that learnt its name forget it.
+      await refreshNames(dataDir, namedNetworks(rec)).catch(() => {})
       throw er
     }
-    if (rec.etcDir !== null) writeEtcFiles(rec.etcDir, { hosts: hostsFile(hostsInput(rec, [])), 'resolv.conf': resolvConf(hostResolvConf(), req.resolv), hostname: hostnameFile(rec.hostname) })
-    await refreshNames(dataDir, namedNetworks(rec))
     return recordAttachments(rec)
   })
 }

@@ -12,6 +12,7 @@ import { dataDirTag } from '../../lib/network/firewall.js'
 import { DEFAULT_PLUGIN_DIRS, networkEnv, type NetworkEnv } from '../../lib/network/layout.js'
 import { ownNetworks } from '../../lib/network/networks.js'
 import { allRecords } from '../../lib/network/records.js'
+import { gcNetworks } from '../../lib/network/attach.js'
 import { findPlugin } from '../../lib/network/cni.js'
 import { toolPath } from '../../lib/network/tool.js'
 import type { Test } from './common.js'
@@ -63,8 +64,10 @@ export const netDataDir = (t: Test): string => {
   return dir
 }
 
-export const teardownNetworking = (dir: string): void => {
+export const teardownNetworking = async (dir: string): Promise<void> => {
   if (!fs.existsSync(path.join(dir, 'networks'))) return // never had a network, nor rules
+  // Whatever a failed test left attached: DEL from the records (portmap's rules, the addresses).
+  await gcNetworks(dir, networkEnv({ configDir: '/nonexistent' }, {}), { alive: () => false }).catch(() => {})
   for (const rec of allRecords(dir)) if (rec.netns.startsWith('/run/netns/podctl-')) run('ip', ['netns', 'del', path.basename(rec.netns)])
   for (const n of ownNetworks(dir)) {
     if ('damaged' in n) continue

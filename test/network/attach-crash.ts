@@ -75,41 +75,60 @@ t.test('SIGKILLs of the process doing ADD, at random moments, then gc: no veth, 
   const dataDir = netDataDir(t)
   const env = testEnv(t)
   await createNetwork(dataDir, 'front', {}, env)
+  await findNetwork(dataDir, 'bridge', env) // the default network, made before the children race to make it
   const seed = Number(process.env.PODCTL_SEED ?? Date.now() % 1e9)
   t.comment(`seed ${seed} (PODCTL_SEED=${seed} replays it)`)
   const random = seededRandom(seed)
-  const start = (uuid: string) => spawn(process.execPath, [ATTACHER, dataDir, uuid, env.configDir, `bridge:${freePort()}`, 'front'], { env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
-  // One run to its end says how long an attach takes here.
-  const t0 = Date.now()
-  const full = start(randomUUID())
-  const out = await new Promise<string>((r) => {
-    let s = ''
-    full.stdout!.on('data', (b) => (s += b))
-    full.stderr!.on('data', (b) => (s += b))
-    full.on('exit', () => r(s))
-  })
-  t.equal(out.trim(), 'attached', 'an attach left alone ends')
-  const span = Date.now() - t0
-  const uuids: string[] = []
-  for (let i = 0; i < 20; i++) {
+  const kills = 20
+  // All the children load at once, and each waits for its go: the kill falls in its attach.
+  const children = Array.from({ length: kills + 1 }, () => {
     const uuid = randomUUID()
-    uuids.push(uuid)
-    const child = start(uuid)
-    const exited = new Promise((r) => child.on('exit', r))
+    const proc = spawn(process.execPath, [ATTACHER, dataDir, uuid, env.configDir, `bridge:${freePort()}`, 'front'], { env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] })
+    t.teardown(() => void proc.kill('SIGKILL'))
+    let out = ''
+    const said = (word: string) =>
+      new Promise<void>((resolve, reject) => {
+        const check = (): void => {
+          if (out.includes(word)) resolve()
+        }
+        proc.stdout!.on('data', (b) => {
+          out += b
+          check()
+        })
+        proc.stderr!.on('data', (b) => (out += b))
+        proc.on('exit', () => (out.includes(word) ? resolve() : reject(new Error(`net-attach.mjs ended without "${word}": ${out}`))))
+        check()
+      })
+    const exited = new Promise((r) => proc.on('exit', r))
+    proc.stdin!.on('error', () => {}) // EPIPE from one that is gone
+    const attached = said('attached')
+    attached.catch(() => {}) // a killed one never says it
+    return { uuid, proc, ready: said('ready'), attached, exited }
+  })
+  await Promise.all(children.map((c) => c.ready))
+  // One left alone says how long an attach takes here.
+  const first = children.shift()!
+  const t0 = Date.now()
+  first.proc.stdin!.write('go\n')
+  await first.attached
+  const span = Date.now() - t0
+  t.comment(`an attach took ${span} ms`)
+  for (const c of children) {
+    c.proc.stdin!.write('go\n')
     await new Promise((r) => setTimeout(r, Math.floor(random() * span)))
-    child.kill('SIGKILL')
-    await exited
+    c.proc.kill('SIGKILL')
+    await c.exited
   }
   const r = await gcNetworks(dataDir, env)
   t.same(r.failed, [], 'every DEL succeeded')
+  t.ok(r.detached.includes(first.uuid), 'the pod that attached, and whose process is gone, is detached too')
   t.same(fs.readdirSync(recordsDir(dataDir)), [], 'no record is left')
   for (const name of ['bridge', 'front']) t.same(bridgePorts(await bridgeOfNet(dataDir, name, t)), [], `no veth on ${name}'s bridge`)
   t.same(ipamHolders(dataDir), [], 'no address held')
   const links = spawnSync('ip', ['-o', 'link', 'show', 'type', 'veth'], { encoding: 'utf8' }).stdout
-  for (const u of uuids) {
+  for (const u of [first, ...children].map((c) => c.uuid)) {
     t.same(ruleLines(u), [], `no rule of pod ${u.slice(0, 8)}`)
     t.notOk(netnsNames().includes(`podctl-${u}`), `no namespace of pod ${u.slice(0, 8)}`)
     t.notMatch(links, u, `no veth whose peer is in pod ${u.slice(0, 8)}'s namespace`)
   }
 })
-

@@ -193,6 +193,35 @@ t.test('DEL after the namespace is gone (the infra died with it): no address, no
   t.notOk(fs.existsSync(recordFile(dataDir, uuid)))
 })
 
+t.test("a plugin's failure on the second network deletes the first: nothing half-set", async (t) => {
+  const dataDir = netDataDir(t)
+  const env = testEnv(t)
+  // An operator's network whose second plugin fails: tuning cannot set a sysctl that does not exist.
+  const broken = {
+    cniVersion: '1.0.0',
+    name: 'broken',
+    plugins: [
+      { type: 'bridge', bridge: 'podctlbroken0', ipam: { type: 'host-local', dataDir: path.join(scratch(t), 'ipam'), ranges: [[{ subnet: '172.31.99.0/24' }]] } },
+      { type: 'tuning', sysctl: { 'net.ipv4.conf.eth1.nosuch': '1' } },
+    ],
+  }
+  fs.writeFileSync(path.join(env.configDir, '50-broken.conflist'), JSON.stringify(broken))
+  const uuid = randomUUID()
+  const netns = await createPodNetns(dataDir, uuid)
+  await t.rejects(attach(dataDir, { uuid, netns, networks: [{ name: 'bridge', ports: [{ hostPort: freePort(), containerPort: 80, protocol: 'tcp', hostIP: '' }] }, { name: 'broken' }], hostname: 'x' }, env), {
+    code: 'EFAILED',
+    message: new RegExp(`^network broken: the "tuning" plugin could not add pod ${uuid.slice(0, 8)}: .*nosuch`),
+  })
+  t.same(bridgePorts(await bridgeOfNet(dataDir, 'bridge', t)), [], 'no veth on the first network')
+  t.same(ipamHolders(dataDir), [], 'no address held')
+  t.same(fs.readdirSync(path.join(scratch(t), 'ipam', 'broken')).filter((f) => f.startsWith('172.')), [], 'nor on the second network')
+  t.same(ruleLines(uuid), [], 'no rule')
+  t.ok(netnsNames().includes(`podctl-${uuid}`), "the namespace stays the pod's, for its detach")
+  await detach(dataDir, uuid, env)
+  t.notOk(netnsNames().includes(`podctl-${uuid}`))
+  spawnSync('ip', ['link', 'del', 'podctlbroken0'])
+})
+
 t.test('a pod may ask for an address of the subnet', async (t) => {
   const dataDir = netDataDir(t)
   const env = testEnv(t)
