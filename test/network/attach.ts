@@ -222,6 +222,32 @@ t.test("a plugin's failure on the second network deletes the first: nothing half
   spawnSync('ip', ['link', 'del', 'podctlbroken0'])
 })
 
+t.test("an operator's conflist as podman writes it (ipMasq, firewall, tuning) is used as it is, and leaves nothing", async (t) => {
+  const dataDir = netDataDir(t)
+  const env = testEnv(t)
+  const bridge = `podctlop${randomUUID().slice(0, 7)}`
+  t.teardown(() => void spawnSync('ip', ['link', 'del', bridge]))
+  const conflist = {
+    cniVersion: '0.4.0',
+    name: 'lab',
+    plugins: [
+      { type: 'bridge', bridge, isGateway: true, ipMasq: true, hairpinMode: true, ipam: { type: 'host-local', dataDir: path.join(scratch(t), 'ipam'), routes: [{ dst: '0.0.0.0/0' }], ranges: [[{ subnet: '172.31.98.0/24', gateway: '172.31.98.1' }]] } },
+      { type: 'portmap', capabilities: { portMappings: true } },
+      { type: 'firewall' },
+      { type: 'tuning' },
+    ],
+  }
+  fs.writeFileSync(path.join(env.configDir, '87-lab.conflist'), JSON.stringify(conflist))
+  const uuid = randomUUID()
+  const [a] = await attach(dataDir, { uuid, netns: await createPodNetns(dataDir, uuid), networks: [{ name: 'lab', ports: [{ hostPort: freePort(), containerPort: 80, protocol: 'tcp', hostIP: '' }] }], hostname: 'x' }, env)
+  t.match(a, { name: 'lab', ip: /^172\.31\.98\.\d+$/, iface: 'eth0' })
+  t.ok(ruleLines(uuid).length > 0, 'its ipMasq, firewall and portmap rules')
+  await detach(dataDir, uuid, env)
+  t.same(ruleLines(uuid), [], 'all gone: its namespace was still there for DEL')
+  t.same(fs.readdirSync(path.join(scratch(t), 'ipam', 'lab')).filter((f) => f.startsWith('172.')), [])
+  t.same(bridgePorts(bridge), [])
+})
+
 t.test('a pod may ask for an address of the subnet', async (t) => {
   const dataDir = netDataDir(t)
   const env = testEnv(t)
