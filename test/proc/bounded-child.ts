@@ -82,7 +82,7 @@ t.test('more output than allowed kills it; an abort kills it; a missing program 
 t.test('an environment of its own; its pid as soon as it is spawned, the leader of its group; a throwing onSpawn kills it', async (t) => {
   const dir = t.testdir({})
   let seen: number | undefined
-  const r = await runBounded(sh(dir, 'echo "$ONLY_HERE $$ $(cut -d' ' -f5 /proc/$$/stat)"; echo "${HOME:-nohome}"'), [], {
+  const r = await runBounded(sh(dir, `echo "$ONLY_HERE $$ $(cut -d' ' -f5 /proc/$$/stat)"; echo "\${HOME:-nohome}"`), [], {
     ...base,
     env: { ONLY_HERE: 'yes', PATH: process.env.PATH },
     onSpawn: (pid) => {
