@@ -325,7 +325,13 @@ const makeNetwork = async (dataDir: string, partial: ReturnType<typeof specOf>, 
   fs.mkdirSync(networksDir(dataDir), { recursive: true, mode: DIR_MODE })
   const file = conflistFile(dataDir, spec.name)
   writeFileAtomic(networksDir(dataDir), path.basename(file), `${JSON.stringify(conflist, null, 2)}\n`, { sync: true })
-  await applyRules(dataDir, firewallNets(dataDir))
+  try {
+    await applyRules(dataDir, firewallNets(dataDir))
+  } catch (er) {
+    // No network without its rules: the next attach would fail on them anyway.
+    fs.rmSync(file, { force: true })
+    throw er
+  }
   return { conflist, info: describeConflist(conflist, file), own: true }
 }
 
