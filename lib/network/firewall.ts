@@ -11,8 +11,9 @@
  *   each other;
  * - out of it: accepted, or dropped for an `--internal` network, which
  *   also has no masquerade and gives its pods no default route;
- * - into it: replies and published ports (conntrack DNAT) accepted, the
- *   rest left to the host's policy;
+ * - into it: replies accepted, the rest left to the host's policy;
+ * - a published port's connections (conntrack DNAT, either way) accepted
+ *   first, from whichever network: what is published is public;
  * - to 127.0.0.0/8 from it: dropped in INPUT. portmap turns on
  *   route_localnet on a bridge that publishes ports, which would let a pod
  *   that can forge packets reach the host's loopback services;
@@ -73,13 +74,15 @@ export const rulesText = (tag: string, nets: readonly FirewallNet[], family: Fam
   const mine = nets.filter((n) => n.subnet.family === family)
   const filter = [`*filter`, `:${c.fwd} - [0:0]`, ...(family === 4 ? [`:${c.input} - [0:0]`] : [])]
   const nat = ['*nat', `:${c.nat} - [0:0]`]
+  // A published port is public: its connections (both ways) pass whichever network they come from.
+  for (const n of mine) filter.push(`-A ${c.fwd} -o ${n.bridge} -m conntrack --ctstate DNAT -j ACCEPT`, `-A ${c.fwd} -i ${n.bridge} -m conntrack --ctstate DNAT -j ACCEPT`)
   for (const n of mine) {
     const b = n.bridge
     const s = formatCidr(n.subnet)
     filter.push(`-A ${c.fwd} -i ${b} -o ${b} -j ACCEPT`)
     filter.push(`-A ${c.fwd} -i ${b} -o ${BRIDGE_PREFIX}+ -j DROP`)
     filter.push(`-A ${c.fwd} -i ${b} -j ${n.internal ? 'DROP' : 'ACCEPT'}`)
-    filter.push(`-A ${c.fwd} -o ${b} -m conntrack --ctstate RELATED,ESTABLISHED,DNAT -j ACCEPT`)
+    filter.push(`-A ${c.fwd} -o ${b} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`)
     if (family === 4) filter.push(`-A ${c.input} -i ${b} -d 127.0.0.0/8 -j DROP`)
     if (!n.internal) nat.push(`-A ${c.nat} -s ${s} ! -d ${s} -j MASQUERADE`)
   }

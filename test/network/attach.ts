@@ -25,6 +25,7 @@ import { hostAddress, inNetns, netDataDir, netnsNames, networkMissing, ruleLines
 
 const missing = networkMissing()
 if (missing !== undefined) t.plan(0, `pods on CNI networks: ${missing}`)
+const host = hostAddress()
 
 /** A host port nobody holds now. */
 const freePort = (): number => {
@@ -110,20 +111,25 @@ t.test('two namespaces on one bridge reach each other by IP, know each other by 
   const env = testEnv(t)
   await createNetwork(dataDir, 'front', {}, env)
   await createNetwork(dataDir, 'back', {}, env)
-  const pod = async (name: string, network: string) => {
+  const pod = async (name: string, network: string, port?: number) => {
     const uuid = randomUUID()
     const netns = await createPodNetns(dataDir, uuid)
     const etcDir = path.join(scratch(t), `etc-${name}`)
-    const [a] = await attach(dataDir, { uuid, netns, networks: [{ name: network, aliases: [`${name}-alias`] }], name, hostname: name, names: [name, `${name}-app`], etcDir }, env)
+    const ports = port !== undefined ? [{ hostPort: port, containerPort: 8080, protocol: 'tcp' as const, hostIP: '' }] : []
+    const [a] = await attach(dataDir, { uuid, netns, networks: [{ name: network, aliases: [`${name}-alias`], ports }], name, hostname: name, names: [name, `${name}-app`], etcDir }, env)
     return { uuid, netns, etcDir, ip: a!.ip! }
   }
-  const a = await pod('alpha', 'front')
+  const published = freePort()
+  const a = await pod('alpha', 'front', published)
   const hostsInode = fs.statSync(path.join(a.etcDir, 'hosts')).ino
   const b = await pod('beta', 'front')
   const c = await pod('gamma', 'back')
   t.equal(inNetns(a.netns, ['busybox', 'ping', '-c', '1', '-W', '3', b.ip]).status, 0, 'alpha pings beta by IP')
   t.equal(inNetns(b.netns, ['busybox', 'ping', '-c', '1', '-W', '3', a.ip]).status, 0, 'and beta alpha')
   t.not(inNetns(a.netns, ['busybox', 'ping', '-c', '1', '-W', '1', c.ip]).status, 0, 'alpha does not reach gamma on another network')
+  await serveIn(t, a.netns, 8080, 'from alpha')
+  t.not(inNetns(c.netns, ['busybox', 'nc', '-w', '1', a.ip, '8080']).stdout, 'from alpha', "gamma does not reach alpha's port at alpha's address")
+  if (host !== undefined) t.equal(inNetns(c.netns, ['busybox', 'nc', '-w', '2', host, String(published)]).stdout, 'from alpha', "but reaches it where alpha publishes it, at the host's address")
   const hosts = fs.readFileSync(path.join(a.etcDir, 'hosts'), 'utf8')
   t.match(hosts, `\n${b.ip}\tbeta beta-app beta-alias\n`, "alpha's hosts names beta, its app and its alias")
   t.notMatch(hosts, 'gamma', 'and not a pod of another network')
@@ -134,7 +140,6 @@ t.test('two namespaces on one bridge reach each other by IP, know each other by 
   for (const p of [a, c]) await detach(dataDir, p.uuid, env)
 })
 
-const host = hostAddress()
 t.test("a published port is answered from the host's own address, and no longer after DEL", { skip: host === undefined ? 'the host has no address but loopback' : false }, async (t) => {
   const dataDir = netDataDir(t)
   const env = testEnv(t)
