@@ -27,7 +27,7 @@ import { MANIFEST_FILE, RECORD_FILE } from '../pod/record.js'
 import { Include, listPods } from '../pod/walk.js'
 import { formatCidr, overlaps, parseCidr, size, type Cidr } from './cidr.js'
 import type { Conflist } from './cni.js'
-import { execPlugin } from './cni.js'
+import { findPlugin, pluginVersions } from './cni.js'
 import {
   CNI_VERSION,
   DRIVERS,
@@ -220,15 +220,19 @@ const pickSubnet = (dataDir: string, name: string, taken: readonly Taken[]): Cid
   throw new PodctlError('EFAILED', `no free subnet left in ${formatCidr(POOL)}: every /24 of it is used by a network or a route of the host`, 'give one: podctl network create NAME --subnet CIDR')
 }
 
-/** The highest spec version the driver's plugin speaks of those podctl writes, or CNI_VERSION if it cannot be asked. */
-const versionFor = async (driver: string, env: NetworkEnv): Promise<string> => {
-  try {
-    const r = await execPlugin(driver, { type: driver, cniVersion: '0.1.0', name: driver }, 'VERSION', { containerId: '', netns: '', ifname: '' }, env)
-    const v = Array.isArray(r?.supportedVersions) ? (r.supportedVersions as unknown[]) : []
-    return [CNI_VERSION, '0.4.0'].find((w) => v.includes(w)) ?? CNI_VERSION
-  } catch {
-    return CNI_VERSION
+/**
+ * The highest spec version podctl writes that the driver's plugin speaks
+ * (its VERSION answer); a plugin of the network that is not installed
+ * fails here, naming the package, rather than at the first pod.
+ */
+const versionFor = async (conflist: Conflist, env: NetworkEnv): Promise<string> => {
+  for (const p of [...conflist.plugins.map((x) => x.type), 'host-local']) {
+    if (findPlugin(p, env.pluginDirs) === undefined) {
+      throw new PodctlError('EFAILED', `network ${conflist.name} needs the CNI plugin ${JSON.stringify(p)}, which is not in ${env.pluginDirs.join(', ')}`, 'install the CNI plugins (Debian: apt-get install containernetworking-plugins), or say where they are: --cni-plugin-dir DIR or PODCTL_CNI_PLUGIN_DIR')
+    }
   }
+  const v = await pluginVersions(conflist.plugins[0]!.type, env)
+  return [CNI_VERSION, '0.4.0'].find((w) => v.includes(w)) ?? CNI_VERSION
 }
 
 /** Turns network create's options into a checked spec. EUSAGE (exit 2) for anything malformed. */
@@ -321,7 +325,7 @@ const makeNetwork = async (dataDir: string, partial: ReturnType<typeof specOf>, 
   const mtu = partial.mtu ?? (partial.driver === 'bridge' && uplink !== undefined ? linkMtu(uplink) : undefined)
   const spec: NetworkSpec = { ...partial, subnet, gateway: partial.gateway ?? defaultGateway(subnet), ...(mtu !== undefined && mtu !== 1500 ? { mtu } : {}) }
   const conflist = buildConflist(spec, ipamDir(dataDir))
-  conflist.cniVersion = await versionFor(spec.driver, env)
+  conflist.cniVersion = await versionFor(conflist, env)
   fs.mkdirSync(networksDir(dataDir), { recursive: true, mode: DIR_MODE })
   const file = conflistFile(dataDir, spec.name)
   writeFileAtomic(networksDir(dataDir), path.basename(file), `${JSON.stringify(conflist, null, 2)}\n`, { sync: true })

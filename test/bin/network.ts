@@ -95,6 +95,7 @@ t.test('create: exit 2 for bad input, 4 for a name that exists, 1 for a clash, n
     const text = `${[24n, 16n, 8n, 0n].map((s) => ((route.cidr.base >> s) & 0xffn).toString()).join('.')}/${route.cidr.prefix}`
     refused(t, net(dir, conf, ['create', 'x', '--subnet', text]), 1, `clashes with the host's route ${text} dev ${route.dev}`, "a route of the host")
   }
+  refused(t, podctl(dir, ['network', 'create', 'x', '--cni-plugin-dir', path.join(dir, 'nowhere'), '--cni-config-dir', conf]), 1, `podctl: network x needs the CNI plugin "bridge", which is not in ${path.join(dir, 'nowhere')}\ninstall the CNI plugins (Debian: apt-get install containernetworking-plugins)`, 'no plugins')
   t.same(fs.readdirSync(path.join(dir, 'networks')).sort(), before, 'nothing was written by a refused create')
   const j = podctl(dir, ['network', 'create', 'Front', '--format', 'json'])
   t.same(jsonErrors(j.stderr), [{ error: { code: 'EUSAGE', message: 'invalid network name "Front": 1 to 63 characters of a-z, 0-9 and "-", starting with a letter or digit' } }])
