@@ -30,6 +30,8 @@
 //                               skipped without the etcd binary)
 //   BENCH_KEEP=1                keep the temp data dirs (prints where)
 //   BENCH_ISOLATION=0           skip the isolation benchmark (bench/isolation.js)
+//   BENCH_NETWORK=0             skip the network benchmark (bench/network.js:
+//                               a default-network pod's namespace, ADD and DEL)
 //   BENCH_IMAGES=0              skip the image benchmark (bench/images.js:
 //                               import vs tar -x, peak memory of a ~500 MB
 //                               import, renders found again, disk of 100
@@ -54,6 +56,7 @@ import { formatStreaming, measureStreaming } from './stream.js'
 import { controllerRows, formatControllerTable, measureController } from './controller.js'
 import { printRunTable, runBenchmarks } from './run-bench.js'
 import { measureIsolation } from './isolation.js'
+import { measureNetwork } from './network.js'
 import { measureImages } from './images.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -346,6 +349,8 @@ const main = async () => {
   const run = RUN ? await runBenchmarks({ dataDir: path.join(root, 'run'), log }) : undefined
   // Isolated pods: their run against a plain one and a bare runtime run, interleaved.
   const isolation = process.env.BENCH_ISOLATION !== '0' ? await measureIsolation({ log }) : undefined
+  // Networks: what a bridge pod pays in the network room's steps.
+  const network = process.env.BENCH_NETWORK !== '0' ? await measureNetwork({ log }) : undefined
   // Images: import against tar -x, memory, renders found again, disk of app roots.
   const images = process.env.BENCH_IMAGES !== '0' ? await measureImages({ reps: Number(process.env.BENCH_IMAGES_REPS ?? 3), log }) : undefined
   load.push({ at: 'end', loadavg: os.loadavg().map((x) => round(x, 2)) })
@@ -439,6 +444,9 @@ const main = async () => {
   if (isolation) {
     process.stdout.write(`\nisolation: run -- /bin/true ${isolation.host_ms} ms, bare ${isolation.runtime} run ${isolation.runc_ms} ms, run --isolation namespaces -- /bin/true ${isolation.namespaces_ms} ms (target ≤ run + 2 × ${isolation.runtime} = ${isolation.budget_ms} ms: ${isolation.pass ? 'PASS' : 'MISS'}; medians of ${isolation.reps})\n`)
   }
+  if (network) {
+    process.stdout.write(`\nnetwork: ADD ${network.add_ms} ms on a bridge pod's way up (target ≤ 60 ms over network none: ${network.pass ? 'PASS' : 'MISS'}), ${network.netns_add_ms} ms with a namespace of podctl's own; DEL ${network.del_ms} ms; CPU of the programs run per pod ${network.netns_cpu_ms} + ${network.add_cpu_ms} ms; medians of ${network.reps}\n`)
+  }
   if (images) {
     const pass = (ok) => (ok ? 'PASS' : 'MISS')
     process.stdout.write(`\nimages: import of a ${images.import_image_mb} MB image ${images.import_ms} ms, tar -xzf of its layers ${images.tar_ms} ms: ${images.import_ratio}× (target ≤ 1.5: ${pass(images.import_ratio <= 1.5)})\n`)
@@ -455,6 +463,7 @@ const main = async () => {
     duration_s: round((Date.now() - started) / 1000),
     machine,
     isolation,
+    network,
     images,
     config: { sizes: SIZES, reps: REPS, per_round: PER_ROUND, gc_reps: GC_REPS, gc_n: GC_N, io_reps: IO_REPS },
     table: rows.map((r) => ({ ...r, median: round(r.median), floor: round(r.floor), ratio: round(r.ratio, 3) })),

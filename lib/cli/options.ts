@@ -18,6 +18,7 @@ import { checkDataDirTrust, checkLayout, resolveDataDir } from '../pod/layout.js
 // lib/pod/layout.ts, which dataDirOf checks before every command, whatever
 // its action's bundle loads.
 import '../image/layout.js'
+import '../network/layout.js'
 import '../storage/local/layout.js'
 import type { Context } from './context.js'
 

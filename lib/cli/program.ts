@@ -16,6 +16,7 @@ import { gc } from './commands/gc/index.js'
 import { image } from './commands/image/index.js'
 import { list } from './commands/list/index.js'
 import { logs } from './commands/logs/index.js'
+import { network } from './commands/network/index.js'
 import { node } from './commands/node/index.js'
 import { prepare } from './commands/prepare/index.js'
 import { rm } from './commands/rm/index.js'
@@ -32,7 +33,7 @@ import { addGlobalOptions, addGlobalOptionsBelow, parseDurations } from './optio
 import { podctlVersion } from './version-info.js'
 
 /** In the order `podctl --help` lists them. */
-const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, inspect, stop, logs, enter, stats, rm, gc, app, catManifest, volume, image, controller, node, version]
+const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, inspect, stop, logs, enter, stats, rm, gc, app, catManifest, volume, image, network, controller, node, version]
 
 /** Builds the program. exitOverride and the output settings are set before the commands, which copy them. */
 export const buildProgram = (ctx: Context): Command => {

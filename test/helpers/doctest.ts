@@ -35,6 +35,7 @@ import { BIN, ROOT } from '../helpers/common.js'
 import { containersMissing } from '../helpers/containers.js'
 import { dataDir } from '../helpers/run-util.js'
 import { privateIdRange } from '../../lib/runtime/userns.js'
+import { networkMissing, teardownNetworking } from './network.js'
 
 interface Session {
   /** Where in the page (line number), for messages. */
@@ -58,6 +59,7 @@ interface Page {
  */
 export const NEEDS: Record<string, () => string | undefined> = {
   isolation: () => (process.getuid?.() !== 0 ? 'the test does not run as root' : containersMissing()),
+  network: () => networkMissing(),
   subids: () => {
     const why = NEEDS.isolation!()
     if (why !== undefined) return why
@@ -296,6 +298,8 @@ export const docTest = (n: number, of: number): void => {
     const count = page.sessions.filter((s) => !s.hidden).length
     if (count === 0 && page.skipped.length === 0) continue
     t.test(page.file, { skip: page.skip ?? false }, async (t) => {
+      // Before the data dir's own teardown (which removes it): its networks' bridges and firewall chains.
+      t.teardown(() => teardownNetworking(path.join(t.testdirName, 'data')))
       const data = dataDir(t, { layout: false })
       const cwd = path.dirname(data)
       const bin = path.join(cwd, '.doctest-bin')

@@ -1,0 +1,114 @@
+// What the network tests share: whether this machine can attach pods to
+// CNI networks (root, the plugins, ip, iptables), a data dir whose bridges,
+// firewall chains and namespaces are removed after the test, and looks at
+// the host that do not go through the library (ip, iptables-save).
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { ensureDataDir } from '../../lib/pod/layout.js'
+import { bridgeOf } from '../../lib/network/config.js'
+import { dataDirTag } from '../../lib/network/firewall.js'
+import { DEFAULT_PLUGIN_DIRS, networkEnv, type NetworkEnv } from '../../lib/network/layout.js'
+import { ownNetworks } from '../../lib/network/networks.js'
+import { allRecords } from '../../lib/network/records.js'
+import { gcNetworks } from '../../lib/network/attach.js'
+import { findPlugin } from '../../lib/network/cni.js'
+import { toolPath } from '../../lib/network/tool.js'
+import type { Test } from './common.js'
+
+const run = (cmd: string, args: string[], input?: string) => spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, PATH: toolPath() }, ...(input !== undefined ? { input } : {}) })
+
+/** Undefined when pods can be attached to CNI networks here; else what is missing, in words. */
+export const networkMissing = (): string | undefined => {
+  if (process.getuid?.() !== 0) return 'the test does not run as root'
+  for (const p of ['bridge', 'host-local', 'portmap']) if (findPlugin(p, DEFAULT_PLUGIN_DIRS) === undefined) return `no CNI plugin ${p} (Debian: containernetworking-plugins)`
+  for (const [cmd, args] of [['ip', ['-V']], ['iptables-restore', ['--version']], ['iptables-save', ['--version']]] as const) {
+    if (run(cmd, [...args]).status !== 0) return `no ${cmd} here`
+  }
+  return undefined
+}
+
+const bases = new WeakMap<Test, string>()
+/**
+ * The test's own directory, made once (t.testdir empties it on each call),
+ * and the data dir in it, whose networking is taken down after the test:
+ * registered before the directory, so that it runs before tap removes it.
+ */
+export const scratch = (t: Test): string => {
+  let base = bases.get(t)
+  if (base === undefined) {
+    const dir = path.join(t.testdirName, 'data')
+    t.teardown(() => teardownNetworking(dir))
+    base = t.testdir({})
+    bases.set(t, base)
+  }
+  return base
+}
+
+/** The network environment of the tests: the default plugins, an empty config dir of the test's own, a shorter plugin timeout. */
+export const testEnv = (t: Test): NetworkEnv => {
+  const configDir = path.join(scratch(t), 'net.d')
+  fs.mkdirSync(configDir, { recursive: true })
+  return { ...networkEnv({ configDir }, {}), timeoutMs: 30_000 }
+}
+
+/**
+ * A data dir (its parent the test's own) whose networking is taken down
+ * after the test: the namespaces of its records, its bridges, its firewall
+ * chains and their jumps.
+ */
+export const netDataDir = (t: Test): string => {
+  const dir = path.join(scratch(t), 'data')
+  ensureDataDir(dir)
+  return dir
+}
+
+export const teardownNetworking = async (dir: string): Promise<void> => {
+  if (!fs.existsSync(path.join(dir, 'networks'))) return // never had a network, nor rules
+  // Whatever a failed test left attached: DEL from the records (portmap's rules, the addresses).
+  await gcNetworks(dir, networkEnv({ configDir: '/nonexistent' }, {}), { alive: () => false }).catch(() => {})
+  for (const rec of allRecords(dir)) if (rec.netns.startsWith('/run/netns/podctl-')) run('ip', ['netns', 'del', path.basename(rec.netns)])
+  for (const n of ownNetworks(dir)) {
+    if ('damaged' in n) continue
+    const b = bridgeOf(n.conflist)
+    if (b !== undefined && fs.existsSync(`/sys/class/net/${b}`)) run('ip', ['link', 'del', b])
+  }
+  const tag = dataDirTag(dir)
+  for (const [ipt, jumps] of [
+    ['iptables', [['filter', 'FORWARD', `PODCTL-FWD-${tag}`], ['filter', 'INPUT', `PODCTL-IN-${tag}`], ['nat', 'POSTROUTING', `PODCTL-NAT-${tag}`]]],
+    ['ip6tables', [['filter', 'FORWARD', `PODCTL-FWD-${tag}`], ['nat', 'POSTROUTING', `PODCTL-NAT-${tag}`]]],
+  ] as const) {
+    for (const [table, from, chain] of jumps) {
+      while (run(ipt, ['-w', '-t', table, '-D', from, '-m', 'comment', '--comment', 'podctl networks', '-j', chain]).status === 0);
+      run(ipt, ['-w', '-t', table, '-F', chain])
+      run(ipt, ['-w', '-t', table, '-X', chain])
+    }
+  }
+}
+
+/** Every line of iptables-save (v4 and v6) that holds `text`. */
+export const ruleLines = (text: string): string[] =>
+  [run('iptables-save', []).stdout, run('ip6tables-save', []).stdout].join('\n').split('\n').filter((l) => l.includes(text))
+
+/** The network namespaces `ip netns` lists. */
+export const netnsNames = (): string[] => {
+  try {
+    return fs.readdirSync('/run/netns')
+  } catch {
+    return []
+  }
+}
+
+/** Runs a command in a namespace (ip netns exec NAME ...). */
+export const inNetns = (netns: string, cmd: string[], input?: string) => run('ip', ['netns', 'exec', path.basename(netns), ...cmd], input)
+
+/** The host's own first IPv4 address that is not loopback and not a podctl bridge's. */
+export const hostAddress = (): string | undefined => {
+  for (const [name, addrs] of Object.entries(os.networkInterfaces())) {
+    if (name.startsWith('podctl') || name.startsWith('cni') || name.startsWith('veth')) continue
+    const a = addrs?.find((x) => x.family === 'IPv4' && !x.internal)
+    if (a) return a.address
+  }
+  return undefined
+}
