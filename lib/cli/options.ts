@@ -224,6 +224,9 @@ export interface PodInputOptions {
   rm?: boolean
   /** false: the caller's proxy variables do not pass to the apps. */
   httpProxy?: boolean
+  /** The app reads podctl's standard input (-i), runs on its terminal (-t): in a foreground run. */
+  interactive?: boolean
+  tty?: boolean
 }
 
 /**
@@ -251,8 +254,8 @@ const podFlagParsers = (command: string) => ({
     return v
   },
   pidsLimit: (v: string): number => {
-    if (!/^\d+$/.test(v) || Number(v) < MIN_PIDS) {
-      throw flagError(command, '--pids-limit', v, `expected a whole number of at least ${MIN_PIDS} (the runtime needs a few processes of its own to start an app)`)
+    if (!/^\d+$/.test(v) || (Number(v) !== 0 && Number(v) < MIN_PIDS)) {
+      throw flagError(command, '--pids-limit', v, `expected a whole number of at least ${MIN_PIDS} (the runtime needs a few processes of its own to start an app), or 0 for no limit`)
     }
     return Number(v)
   },
@@ -298,7 +301,9 @@ export const addPodInputOptions = (cmd: Command): Command => {
     .addOption(new Option('--userns <mode>', 'with -- CMD and --isolation namespaces, or --image, as root: "host" or "private" (the pod\'s root is an unprivileged id range)').choices(['host', 'private']))
     .addOption(new Option('--memory <size>', 'with -- CMD and --isolation namespaces, or --image: memory limit of the pod (64m, 1g)').argParser(parse.memory))
     .addOption(new Option('--cpus <cores>', 'with -- CMD and --isolation namespaces, or --image: CPU limit, in cores (0.5, 2)').argParser(parse.cpus))
-    .addOption(new Option('--pids-limit <n>', `with -- CMD and --isolation namespaces, or --image: most processes at once (at least ${MIN_PIDS})`).argParser(parse.pidsLimit))
+    .addOption(new Option('--pids-limit <n>', `with -- CMD and --isolation namespaces, or --image: most processes at once (at least ${MIN_PIDS}; default 2048, 0 for none)`).argParser(parse.pidsLimit))
+    .option('-i, --interactive', 'with -- CMD or --image: the app reads podctl\'s standard input (a foreground run)')
+    .option('-t, --tty', 'with -- CMD and --isolation namespaces, or --image: the app runs on podctl\'s terminal (a foreground run)')
     .addOption(new Option('--image <name>', 'a one-app pod from this image (NAME[:TAG] or a digest); after -- the arguments that replace its Cmd').argParser(parse.image))
     .option('--entrypoint <cmd>', "with --image: the program in the place of the image's Entrypoint (a JSON array for a program with arguments; '' for none)")
     .argument('[command...]', 'after --: the program and arguments of a one-app pod')

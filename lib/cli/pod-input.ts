@@ -205,6 +205,8 @@ const MANIFEST_SAYS = [
   ['entrypoint', 'entrypoint', 'apps their "entrypoint"'],
   ['user', 'user', 'each app its "user" and "group"'],
   ['workdir', 'workdir', 'each app its "workingDirectory"'],
+  ['interactive', 'interactive', 'each app its "stdin"'],
+  ['tty', 'tty', 'each app its "tty"'],
   ['volume', 'volume', 'the pod its "volumes" and each app its "mounts"'],
 ] as const
 
@@ -239,6 +241,8 @@ export const manifestFromInputs = (opts: PodInputOptions, command: string[], com
   })
   const appFields = {
     ...(opts.workdir !== undefined ? { workingDirectory: opts.workdir } : {}),
+    ...(opts.interactive ? { stdin: true } : {}),
+    ...(opts.tty ? { tty: true } : {}),
     ...(mounts.length > 0 ? { mounts } : {}),
     ...userOf(opts.user, commandName),
   }

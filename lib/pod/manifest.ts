@@ -70,7 +70,7 @@ export interface Resources {
   memory?: string | number
   /** A fraction of one core: "0.5", "2", or a number. */
   cpu?: string | number
-  /** The most processes (and threads) at once. */
+  /** The most processes (and threads) at once; 0 for no limit (a pod's default is podman's 2048). */
   pids?: number
 }
 
@@ -297,9 +297,10 @@ const checkResources = (c: Checker, v: unknown, at: string): void => {
     if (cores === undefined) c.add(join(at, 'cpu'), `must be a number of cores such as "0.5" or "2", not ${describe(v.cpu)}`)
     else if (cores < MIN_CPU) c.add(join(at, 'cpu'), `${JSON.stringify(v.cpu)} is below the smallest share, 0.01 of a core`)
   }
-  if (v.pids !== undefined && !(Number.isSafeInteger(v.pids) && (v.pids as number) > 0)) {
-    c.add(join(at, 'pids'), `must be a whole number above 0, not ${describe(v.pids)}`)
-  } else if (v.pids !== undefined && (v.pids as number) < MIN_PIDS) {
+  // 0 is no limit, as podman's --pids-limit 0 (a pod's default is 2048).
+  if (v.pids !== undefined && !(Number.isSafeInteger(v.pids) && (v.pids as number) >= 0)) {
+    c.add(join(at, 'pids'), `must be a whole number, 0 for no limit, not ${describe(v.pids)}`)
+  } else if (v.pids !== undefined && v.pids !== 0 && (v.pids as number) < MIN_PIDS) {
     c.add(join(at, 'pids'), `${v.pids as number} is below the smallest limit, ${MIN_PIDS}: the runtime needs a few processes of its own to start an app`)
   }
 }

@@ -217,7 +217,7 @@ export class Supervisor {
   /** Starts the pod's isolation: nothing for host processes; an isolated pod's infra container, recorded. */
   async #startRuntime(): Promise<void> {
     if (isolationOf(this.manifest) !== 'namespaces') {
-      this.#runtime = new HostRuntime(this.pod)
+      this.#runtime = new HostRuntime(this.pod, { httpProxy: this.manifest.httpProxy !== false })
       return
     }
     const runtime = await OciRuntime.start(this.pod, () => this.manifest, recordedRuntime(this.#record))

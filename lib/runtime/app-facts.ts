@@ -110,7 +110,9 @@ export const gatherAppFacts = (input: AppFactsInput): { app: AppFacts; files: Bi
   const volumes = volumeBinds(app, input.sources)
   const files = input.facts.files ? podFileBinds(input.facts.files) : []
   if (app.image === undefined) {
-    const place = appPlace(input.pod, app, (u) => (ids.shift ? { uid: ids.shift.uid + (u?.uid ?? 0), gid: ids.shift.gid + (u?.gid ?? 0) } : u))
+    // Its working directory is a path in its container, as podman's -w is (its own directory by default).
+    const { workingDirectory, ...placed } = app
+    const place = appPlace(input.pod, placed, (u) => (ids.shift ? { uid: ids.shift.uid + (u?.uid ?? 0), gid: ids.shift.gid + (u?.gid ?? 0) } : u))
     let user: ProcessUser
     try {
       user = resolveHostUser({ user: app.user, group: app.group }, place.user)
@@ -118,9 +120,9 @@ export const gatherAppFacts = (input: AppFactsInput): { app: AppFacts; files: Bi
       throw cannotStart((er as Error).message)
     }
     // The host's /etc is bound read-only: a file it lacks has no place to be bound at.
-    const placed = files.filter((f) => !f.target.startsWith('/etc/') || fs.existsSync(f.target))
-    const cwd = path.posix.join(containerAppRoot(app.name), path.relative(place.root, place.cwd))
-    return { app: { ...common, root: { kind: 'pod', appDir: place.root, cwd }, user: mapped(user, ids), volumes, masked: input.masked }, files: placed }
+    const bound = files.filter((f) => !f.target.startsWith('/etc/') || fs.existsSync(f.target))
+    const cwd = workingDirectory ?? containerAppRoot(app.name)
+    return { app: { ...common, root: { kind: 'pod', appDir: place.root, cwd }, user: mapped(user, ids), volumes, masked: input.masked }, files: bound }
   }
   if (input.render === undefined) throw cannotStart(`image ${app.image} was not rendered when the pod started`)
   // A mount nested in one of the app's volumes has its place in that volume, which podctl made.

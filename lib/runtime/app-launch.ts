@@ -15,6 +15,7 @@ import type { App } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { appRoot } from '../pod/prepare.js'
 import { lookPath } from '../proc/executable.js'
+import { PROXY_VARIABLES } from './generate/env.js'
 
 export interface Launch {
   root: string
@@ -72,11 +73,16 @@ export const appPlace = (pod: Pod, app: App, owner?: (user: AppUser | undefined)
   return { root, cwd, ...(user ? { user } : {}) }
 }
 
-/** Prepares `app` of `pod` to be spawned as a host process; throws (spawn-like) when it cannot start. */
-export const appLaunch = (pod: Pod, app: App): Launch => {
+/**
+ * Prepares `app` of `pod` to be spawned as a host process; throws
+ * (spawn-like) when it cannot start. Its environment is podctl's, without
+ * the caller's proxy variables when the pod says `"httpProxy": false`.
+ */
+export const appLaunch = (pod: Pod, app: App, opts: { httpProxy: boolean } = { httpProxy: true }): Launch => {
   const { root, cwd, user } = appPlace(pod, app)
+  const inherited = opts.httpProxy ? process.env : Object.fromEntries(Object.entries(process.env).filter(([k]) => !PROXY_VARIABLES.includes(k)))
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...inherited,
     ...(user?.name !== undefined ? { USER: user.name, LOGNAME: user.name, HOME: user.home ?? '/' } : {}),
     ...(app.env ?? {}),
     PODCTL_POD_UUID: pod.uuid,

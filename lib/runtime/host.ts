@@ -17,13 +17,16 @@ export const signalExitCode = (signal: NodeJS.Signals): number => 128 + (os.cons
 
 export class HostRuntime implements PodRuntime {
   readonly #pod: Pod
+  readonly #httpProxy: boolean
 
-  constructor(pod: Pod) {
+  /** `httpProxy` false: the caller's proxy variables do not pass to the apps (CONTRACT §15). */
+  constructor(pod: Pod, opts: { httpProxy: boolean } = { httpProxy: true }) {
     this.#pod = pod
+    this.#httpProxy = opts.httpProxy
   }
 
   startApp(app: App, opts: StartOptions): AppProcess {
-    const { cwd, env, user } = appLaunch(this.#pod, app)
+    const { cwd, env, user } = appLaunch(this.#pod, app, { httpProxy: this.#httpProxy })
     // Each app leads its own process group, so that a signal reaches the
     // app's children too and the terminal's Ctrl-C reaches only podctl,
     // which forwards it. Its guardian is born with it (lib/proc/guardian.ts).
