@@ -94,10 +94,25 @@ export type Volume =
 
 /** How a pod's apps are isolated (CONTRACT §9): host processes, or one set of Linux namespaces. */
 export type Isolation = 'host' | 'namespaces'
-/** A pod's network: the host's, or (with namespaces) its own with loopback only. */
-export type Network = 'host' | 'none'
+/**
+ * A pod's network (CONTRACT §14): the host's, its own with loopback only
+ * (`none`), or the networks it joins: `bridge` (podctl's default network)
+ * or a network's name.
+ */
+export type Network = 'host' | 'none' | (string & {})
 export const ISOLATIONS: readonly Isolation[] = ['host', 'namespaces']
-export const NETWORKS: readonly Network[] = ['host', 'none']
+/** The default network: what an isolated pod joins unless it says otherwise (podman's and rkt's default). */
+export const DEFAULT_NETWORK = 'bridge'
+
+/** A host port forwarded to the pod (CONTRACT §14, podman's -p). */
+export interface PortMapping {
+  hostPort: number
+  containerPort: number
+  /** "tcp" when absent. */
+  protocol?: 'tcp' | 'udp'
+  /** Every address of the host when absent. */
+  hostIP?: string
+}
 
 export interface PodManifest {
   apiVersion: typeof API_VERSION
@@ -107,8 +122,18 @@ export interface PodManifest {
   mutable?: boolean
   /** "host" when absent. */
   isolation?: Isolation
-  /** "host" when absent; "none" needs isolation "namespaces". */
+  /** "host" for a pod of host processes, "bridge" for an isolated one, when absent; anything but "host" needs isolation "namespaces". */
   network?: Network
+  /** Several networks to join (eth0, eth1, … in order); in the place of `network`. */
+  networks?: string[]
+  /** Host ports forwarded to the pod on its networks. */
+  ports?: PortMapping[]
+  /** Name servers, search domains and resolver options of the pod's /etc/resolv.conf, in the place of the host's. */
+  dns?: string[]
+  dnsSearch?: string[]
+  dnsOptions?: string[]
+  /** More lines of the pod's /etc/hosts: "NAME:IP". */
+  addHosts?: string[]
   /** "host" when absent; "private" needs isolation "namespaces" and root. */
   userns?: UserNamespace
   /** Limits for all the pod's apps together. */
@@ -124,6 +149,8 @@ export interface PodManifest {
 }
 
 export const NAME_RE = /^[a-z0-9][a-z0-9-]{0,62}$/
+/** A network's name, as podman's and CNI's allow it. */
+export const NETWORK_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/
 const NAME_RULE = 'must be 1 to 63 characters of a-z, 0-9 and "-", starting with a letter or digit'
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/
 
@@ -257,7 +284,7 @@ export const MIN_CPU = 0.01
 /** The runtime's own init (a Go program, its threads) counts in a pids limit while it starts an app: below this it cannot. */
 export const MIN_PIDS = 8
 const MOUNT_FIELDS = ['volume', 'path', 'readOnly'] as const
-const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'isolation', 'network', 'userns', 'resources', 'hostname', 'autoRemove', 'httpProxy', 'apps', 'volumes'] as const
+const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'isolation', 'network', 'networks', 'ports', 'dns', 'dnsSearch', 'dnsOptions', 'addHosts', 'userns', 'resources', 'hostname', 'autoRemove', 'httpProxy', 'apps', 'volumes'] as const
 /** A hostname as sethostname(2) takes it (64 bytes) and RFC 1123 writes it: dot-separated labels of letters, digits and inner hyphens. */
 export const HOSTNAME_RE = /^(?=.{1,64}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
 
@@ -461,11 +488,17 @@ export const manifestProblems = (value: unknown, opts: ValidateOptions = {}): Ma
   if (value.isolation !== undefined && !ISOLATIONS.includes(value.isolation as Isolation)) {
     c.add('isolation', `must be "host" or "namespaces", not ${describe(value.isolation)}`)
   }
-  if (value.network !== undefined && !NETWORKS.includes(value.network as Network)) {
-    c.add('network', `must be "host" or "none", not ${describe(value.network)}`)
-  } else if (value.network === 'none' && isolationOf(value as Pick<PodManifest, 'isolation'>) !== 'namespaces' && !(Array.isArray(value.apps) && value.apps.some((a: unknown) => isObj(a) && a.image !== undefined))) {
+  if (value.network !== undefined && !(typeof value.network === 'string' && NETWORK_NAME_RE.test(value.network))) {
+    c.add('network', `must be "host", "none", "bridge" or the name of a network, not ${describe(value.network)}`)
+  } else if (value.network !== undefined && value.network !== 'host' && isolationOf(value as Pick<PodManifest, 'isolation'>) !== 'namespaces' && !(Array.isArray(value.apps) && value.apps.some((a: unknown) => isObj(a) && a.image !== undefined))) {
     // Only a pod with its own namespaces can have its own network.
-    c.add('network', '"none" needs "isolation": "namespaces"')
+    c.add('network', `${JSON.stringify(value.network)} needs "isolation": "namespaces"`)
+  }
+  if (value.networks !== undefined) {
+    if (value.network !== undefined) c.add('networks', 'give "network" or "networks", not both')
+    if (!Array.isArray(value.networks) || value.networks.length === 0 || !value.networks.every((n: unknown) => typeof n === 'string' && NETWORK_NAME_RE.test(n) && n !== 'host' && n !== 'none')) {
+      c.add('networks', `must be a non-empty list of network names ("bridge", or a network's), not ${describe(value.networks)}`)
+    }
   }
 
   if (value.userns !== undefined && value.userns !== 'host' && value.userns !== 'private') {
@@ -549,8 +582,20 @@ export const parseManifest = (text: string, opts: ValidateOptions = {}): PodMani
 /** The isolation of a pod: "host" unless the manifest says otherwise, or an app runs from an image (CONTRACT §13: implied). */
 export const isolationOf = (m: Pick<PodManifest, 'isolation'> & { apps?: readonly Pick<App, 'image'>[] }): Isolation =>
   m.isolation ?? (m.apps?.some((a) => a.image !== undefined) ? 'namespaces' : 'host')
-/** The network of a pod: "host" unless the manifest says otherwise. */
-export const networkOf = (m: Pick<PodManifest, 'network'>): Network => m.network ?? 'host'
+/**
+ * The network of a pod as its record shows it: what the manifest says,
+ * else "host" for host processes and the default network for an isolated
+ * pod (CONTRACT §14); a pod of several networks shows the first.
+ */
+export const networkOf = (m: Pick<PodManifest, 'network' | 'networks' | 'isolation'> & { apps?: readonly Pick<App, 'image'>[] }): Network =>
+  m.network ?? m.networks?.[0] ?? (isolationOf(m) === 'namespaces' ? DEFAULT_NETWORK : 'host')
+
+/** The networks an isolated pod joins (none for "host" and "none"). */
+export const podNetworks = (m: Pick<PodManifest, 'network' | 'networks' | 'isolation'> & { apps?: readonly Pick<App, 'image'>[] }): string[] => {
+  if (m.networks !== undefined) return m.networks
+  const n = networkOf(m)
+  return n === 'host' || n === 'none' ? [] : [n]
+}
 /** The user namespace of a pod: "host" unless the manifest says otherwise. */
 export const usernsOf = (m: Pick<PodManifest, 'userns'>): UserNamespace => m.userns ?? 'host'
 

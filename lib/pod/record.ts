@@ -143,7 +143,7 @@ const RECORD_FIELDS: Record<string, Check> = {
   pid: intOrNull,
   mutable: isBool,
   isolation: oneOf('host', 'namespaces'),
-  network: oneOf('host', 'none'),
+  network: (v) => typeof v === 'string' && v !== '',
   runtime: strOrNull,
   exit_code: intOrNull,
   labels: stringMap,

@@ -35,7 +35,8 @@ export interface PodView {
   pid: number | null
   mutable: boolean
   isolation: 'host' | 'namespaces'
-  network: 'host' | 'none'
+  /** host, none, or the (first) network the pod joins. */
+  network: string
   /** The OCI runtime of an isolated pod; null for host processes. */
   runtime: string | null
   exit_code: number | null

@@ -81,7 +81,7 @@ export const podFacts = (m: PodManifest, input: PodFactsInput): PodFacts => {
     hostname: m.hostname ?? m.name ?? shortId(input.uuid),
     rootfs: input.podRoot,
     infraRoot: input.infraRoot,
-    network: networkOf(m),
+    network: networkOf(m) === 'host' ? 'host' : networkOf(m) === 'none' ? 'none' : 'joined',
     ...(input.ids.map ? { idMap: input.ids.map } : {}),
     cgroups,
     unified: cgroups && cgroupLayout().mode === 'v2',

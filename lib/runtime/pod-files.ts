@@ -35,7 +35,7 @@ export interface PodFilesInput {
   hostname: string
   /** The pod's name, when it has one besides its hostname. */
   name?: string
-  network: 'host' | 'none'
+  network: 'host' | 'none' | 'joined'
 }
 
 /** The host's own address: the first IPv4 address of the interface of its default route. */

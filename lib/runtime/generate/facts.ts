@@ -44,7 +44,8 @@ export interface PodFacts {
   rootfs: string
   /** The infra's root: the infra program alone. */
   infraRoot: string
-  network: 'host' | 'none'
+  /** The host's network, none (loopback only), or networks joined once the infra runs (a network namespace of its own). */
+  network: 'host' | 'none' | 'joined'
   /** Set when the pod has a user namespace of its own. */
   idMap?: IdMap
   /** Whether cgroups are made (a rootless runtime on cgroup v1 cannot). */
