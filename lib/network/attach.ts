@@ -28,7 +28,7 @@ import { isLocked } from '../pod/locks.js'
 import { procStart, sameProcess } from '../proc/identity.js'
 import { parseIp } from './cidr.js'
 import { activePlugins, addList, delList, type CallTarget, type CniResult } from './cni.js'
-import { hostResolvConf, hostnameFile, hostsFile, resolvConf, rewriteInPlace, writeEtcFiles, type HostsPeer, type ResolvOptions } from './etc-files.js'
+import { hostHosts, hostResolvConf, hostnameFile, hostsFile, resolvConf, rewriteInPlace, writeEtcFiles, type HostsPeer, type ResolvOptions } from './etc-files.js'
 import { rulesCurrent, applyRules } from './firewall.js'
 import { DEFAULT_NETWORK, ipamDir, podNetworkLock, type NetworkEnv } from './layout.js'
 import { checkRoute, findNetwork, firewallNets, ownNetworks, withNetworksLock, type Network } from './networks.js'
@@ -440,6 +440,7 @@ const hostsInput = (rec: PodNetworkRecord, all: readonly PodNetworkRecord[]) => 
     addHosts: rec.addHosts,
     ...(gateway !== undefined ? { hostAddress: gateway } : {}),
     peers,
+    base: hostHosts(),
   }
 }
 

@@ -38,6 +38,8 @@ export interface HostsInput {
   hostAddress?: string
   /** The other pods of the pod's named networks. */
   peers?: readonly HostsPeer[]
+  /** The host's /etc/hosts, whose lines come first, as podman's base hosts file (then no localhost lines of podctl's own). */
+  base?: string
 }
 
 /** The last line of a hosts file podctl writes: a comment with no newline (see the header). */
@@ -47,8 +49,12 @@ export const HOSTS_END = '# end of podctl\'s entries'
 export const hostsFile = (h: HostsInput): string => {
   const lines: string[] = []
   for (const e of h.addHosts ?? []) lines.push(`${e.ip}\t${e.name}`)
-  lines.push('127.0.0.1\tlocalhost localhost.localdomain localhost4 localhost4.localdomain4')
-  lines.push('::1\tlocalhost localhost.localdomain localhost6 localhost6.localdomain6')
+  const base = (h.base ?? '').split('\n').filter((l) => l.trim() !== '' && l !== HOSTS_END)
+  if (base.length > 0) lines.push(...base)
+  else {
+    lines.push('127.0.0.1\tlocalhost localhost.localdomain localhost4 localhost4.localdomain4')
+    lines.push('::1\tlocalhost localhost.localdomain localhost6 localhost6.localdomain6')
+  }
   const own = [h.hostname, ...(h.names ?? []).filter((n) => n !== h.hostname)]
   const ownNames = [...new Set(own)].join(' ')
   // A pod without an address of its own (network none, host) still knows its name.
@@ -132,6 +138,15 @@ export const hostResolvConf = (): string => {
 }
 
 export const hostnameFile = (hostname: string): string => `${hostname}\n`
+
+/** The host's /etc/hosts (at most 64 KiB), which a pod's starts from, as podman's does; empty if unreadable. */
+export const hostHosts = (): string => {
+  try {
+    return fs.readFileSync('/etc/hosts', 'utf8').slice(0, 64 * 1024)
+  } catch {
+    return ''
+  }
+}
 
 /** The three files, by name. */
 export interface EtcFiles {

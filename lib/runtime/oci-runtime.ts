@@ -7,7 +7,7 @@
  */
 import type { ChildProcess } from 'node:child_process'
 import path from 'node:path'
-import { PodctlError, shortId } from '../errors.js'
+import { PodctlError, isPodctlError, shortId } from '../errors.js'
 import { allowGroupTraverse } from '../fs/modes.js'
 import { tearDownAppRoot } from '../image/app-root.js'
 import { ensureRender, type Render } from '../image/render.js'
@@ -29,7 +29,9 @@ import { hostSecrets } from './host-secrets.js'
 import { ensureInfraRoot, infraRootPath } from './infra.js'
 import { PodContainers } from './pod-containers.js'
 import { limitsRefused, makePodRoot, podFacts, podLimits } from './pod-facts.js'
-import { writePodFiles } from './pod-files.js'
+import type { Attachment } from '../network/records.js'
+import { hostAddress, writePodFiles } from './pod-files.js'
+import { addHostsOf, joinNetworks, resolvOf, type PodNetworking } from './pod-network.js'
 import { findRuntime, type RuntimeRef } from './runtime.js'
 import type { AppProcess, PodRuntime, StartOptions } from './types.js'
 import { podIds, type PodIds } from './userns.js'
@@ -59,7 +61,11 @@ export class OciRuntime implements PodRuntime {
   /** The host's secrets, masked in every app of host programs. */
   readonly #hostSecrets: readonly string[]
 
-  private constructor(pod: Pod, manifest: () => PodManifest, containers: PodContainers, facts: PodFacts, ids: PodIds, renders: Map<string, Render>, hostSecrets: readonly string[]) {
+  /** The pod on its networks, left when it closes. */
+  readonly #network: PodNetworking | undefined
+
+  private constructor(pod: Pod, manifest: () => PodManifest, containers: PodContainers, facts: PodFacts, ids: PodIds, renders: Map<string, Render>, hostSecrets: readonly string[], network: PodNetworking | undefined) {
+    this.#network = network
     this.#pod = pod
     this.#manifest = manifest
     this.#containers = containers
@@ -88,7 +94,14 @@ export class OciRuntime implements PodRuntime {
     // host: its group, and no one else, may pass through the directories above.
     if (ids.shift) allowGroupTraverse([...pathToPod(pod), ...infraRootPath(pod.dataDir)], ids.shift.gid)
     makePodRoot(facts, ids.map ? { uid: ids.map.uid[0]!.hostID, gid: ids.map.gid[0]!.hostID } : undefined)
-    facts.files = writePodFiles(pod.path, { hostname: facts.hostname, ...(m.name ? { name: m.name } : {}), network: facts.network })
+    facts.files = writePodFiles(pod.path, {
+      hostname: facts.hostname,
+      names: m.name !== undefined && m.name !== facts.hostname ? [m.name] : [],
+      network: facts.network,
+      addHosts: addHostsOf(m),
+      resolv: resolvOf(m),
+      hostAddress: hostAddress(),
+    })
     // Each image rendered once for this id map (nothing to do when it was rendered before: CONTRACT §13).
     const renders = new Map<string, Render>()
     const renderIds = ids.shift ? { uid: ids.shift.uid, gid: ids.shift.gid, size: ids.map!.uid[0]!.size } : undefined
@@ -97,15 +110,25 @@ export class OciRuntime implements PodRuntime {
     }
     const limits = facts.cgroups ? podLimits(m) : undefined
     const containers = await PodContainers.start(driver, pod.uuid, pod.path, infraSpec(facts, limits))
+    let network: PodNetworking | undefined
     try {
       if (facts.unified && limits !== undefined) {
         writeUnifiedLimits(podCgroup(pod.uuid), { ...limits, ...(limits.cpuCores !== undefined ? { cpuQuotaUs: Math.round(limits.cpuCores * CPU_PERIOD_US), cpuPeriodUs: CPU_PERIOD_US } : {}) })
       }
-      return new OciRuntime(pod, manifest, containers, facts, ids, renders, await secrets)
+      network = await joinNetworks(m, { dataDir: pod.dataDir, podDir: pod.path, uuid: pod.uuid, hostname: facts.hostname, infra: { pid: containers.infraPid, start: containers.infraStart } })
+      return new OciRuntime(pod, manifest, containers, facts, ids, renders, await secrets, network)
     } catch (er) {
       await containers.close()
+      await network?.leave().catch(() => {})
+      // A network or port that cannot be had keeps its own code (3, 4): the pod did not start for it.
+      if (isPodctlError(er)) throw er
       throw new PodctlError('EFAILED', `pod ${shortId(pod.uuid)} cannot start: ${(er as Error).message}`)
     }
+  }
+
+  /** The networks the pod joined, with its addresses, as its record shows them. */
+  get networks(): Attachment[] {
+    return this.#network?.attachments ?? []
   }
 
   startApp(app: App, opts: StartOptions): AppProcess {
@@ -157,7 +180,9 @@ export class OciRuntime implements PodRuntime {
     runtime.once('exit', () => clearInterval(timer))
   }
 
-  close(): Promise<void> {
-    return this.#containers.close()
+  /** Ends the pod, then takes it off its networks (what a DEL leaves, gc deletes). */
+  async close(): Promise<void> {
+    await this.#containers.close()
+    await this.#network?.leave().catch(() => {})
   }
 }

@@ -1,21 +1,18 @@
 /**
  * The files podctl makes for an isolated pod and binds read-only into
- * every app (CONTRACT §14, §15), as podman makes a container's, so that a
- * pod's own name resolves and DNS does not depend on what an image's
- * builder left in its /etc:
+ * every app (CONTRACT §14, §15), as podman makes a container's, so that
+ * the pod's own name resolves and DNS does not depend on what an image's
+ * builder left in its /etc: /etc/hosts, /etc/hostname and
+ * /etc/resolv.conf (lib/network/etc-files.ts makes them), and
+ * /run/.containerenv, empty, as podman leaves it for a container that is
+ * not privileged: its presence says "in a container".
  *
- * - /etc/hosts: the host's, then `host.containers.internal` (the host's
- *   own address), then, where the pod has a network of its own, its
- *   hostname (and name) at its address;
- * - /etc/hostname: the pod's hostname;
- * - /etc/resolv.conf: the host's, where the pod has the host's network
- *   (with `network: none` an image app keeps its image's own, as podman
- *   leaves it: nothing can be resolved anyway);
- * - /run/.containerenv: empty, as podman leaves it for a container that
- *   is not privileged; its presence says "in a container".
- *
- * Written when the pod starts, under `<pod>/etc/`, each by an atomic
- * rename.
+ * All of them live in `<pod>/etc/`. A pod on networks gets its hosts,
+ * resolv.conf and hostname from its attach (which keeps hosts current as
+ * the pods of its named networks come and go); a pod on the host's network
+ * or none gets them here, when it starts: the host's resolv.conf as it is
+ * on the host's network, none with `network: none`, where podman leaves
+ * an image's own (nothing could be resolved anyway).
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -23,23 +20,26 @@ import path from 'node:path'
 import { writeFileAtomic } from '../fs/atomic.js'
 import { DIR_MODE } from '../fs/modes.js'
 import { readHostText } from '../fs/read.js'
+import { hostHosts, hostResolvConf, hostnameFile, hostsFile, resolvConf, type ResolvOptions } from '../network/etc-files.js'
+import type { HostEntry } from '../network/records.js'
 import type { Bind, PodFiles } from './generate/facts.js'
 
 /** Where a pod's generated files are, in the pod dir. */
 export const POD_FILES_DIR = 'etc'
 
-/** A host's /etc/hosts or /etc/resolv.conf is small; a bound on what is copied. */
-const MAX_HOST_FILE = 1024 * 1024
-
 export interface PodFilesInput {
   hostname: string
-  /** The pod's name, when it has one besides its hostname. */
-  name?: string
+  /** More names of the pod: its name. */
+  names: readonly string[]
   network: 'host' | 'none' | 'joined'
+  addHosts: readonly HostEntry[]
+  resolv: ResolvOptions
+  /** The host's own address (host.containers.internal). */
+  hostAddress: string | undefined
 }
 
-/** The host's own address: the first IPv4 address of the interface of its default route. */
-export const hostAddress = (routes = readHostText('/proc/net/route', MAX_HOST_FILE) ?? '', ifaces = os.networkInterfaces()): string | undefined => {
+/** The host's own address: the first IPv4 address of the interface of its default route (what podman names host.containers.internal). */
+export const hostAddress = (routes = readHostText('/proc/net/route', 64 * 1024) ?? '', ifaces = os.networkInterfaces()): string | undefined => {
   const iface = routes
     .split('\n')
     .slice(1)
@@ -48,27 +48,20 @@ export const hostAddress = (routes = readHostText('/proc/net/route', MAX_HOST_FI
   return iface === undefined ? undefined : ifaces[iface]?.find((a) => a.family === 'IPv4' && !a.internal)?.address
 }
 
-/** The contents of a pod's /etc/hosts. */
-export const hostsFile = (input: PodFilesInput, hostHosts: string, hostIp: string | undefined): string => {
-  const lines = [hostHosts.replace(/\n*$/, '')]
-  if (hostIp !== undefined) lines.push(`${hostIp}\thost.containers.internal`)
-  if (input.network !== 'host') lines.push(`127.0.0.1\t${[input.hostname, ...(input.name && input.name !== input.hostname ? [input.name] : [])].join(' ')}`)
-  return `${lines.filter((l) => l !== '').join('\n')}\n`
-}
-
-/** Writes the pod's files; returns where they are. */
+/** Writes the pod's files (those its networks' attach does not); returns where they all are. */
 export const writePodFiles = (podDir: string, input: PodFilesInput): PodFiles => {
   const dir = path.join(podDir, POD_FILES_DIR)
   fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE })
-  const put = (name: string, text: string): string => {
-    writeFileAtomic(dir, name, text, { mode: 0o644 })
-    return path.join(dir, name)
-  }
-  const hosts = put('hosts', hostsFile(input, readHostText('/etc/hosts', MAX_HOST_FILE) ?? '127.0.0.1\tlocalhost\n', hostAddress()))
-  const hostname = put('hostname', input.hostname)
-  const containerenv = put('containerenv', '')
-  const resolv = input.network === 'host' ? readHostText('/etc/resolv.conf', MAX_HOST_FILE) : undefined
-  return { hosts, hostname, containerenv, ...(resolv !== undefined ? { resolvConf: put('resolv.conf', resolv) } : {}) }
+  const at = (name: string): string => path.join(dir, name)
+  writeFileAtomic(dir, 'containerenv', '', { mode: 0o644 })
+  const files: PodFiles = { hosts: at('hosts'), hostname: at('hostname'), containerenv: at('containerenv'), ...(input.network !== 'none' || input.resolv.dns !== undefined ? { resolvConf: at('resolv.conf') } : {}) }
+  if (input.network === 'joined') return files
+  const own = input.network === 'none' ? ['127.0.0.1'] : []
+  const hosts = hostsFile({ hostname: input.hostname, addresses: own, names: [...input.names], addHosts: input.addHosts, ...(input.hostAddress ? { hostAddress: input.hostAddress } : {}), base: hostHosts() })
+  writeFileAtomic(dir, 'hosts', hosts, { mode: 0o644 })
+  writeFileAtomic(dir, 'hostname', hostnameFile(input.hostname), { mode: 0o644 })
+  if (files.resolvConf !== undefined) writeFileAtomic(dir, 'resolv.conf', resolvConf(hostResolvConf(), { ...input.resolv, keepLoopback: input.network === 'host' }), { mode: 0o644 })
+  return files
 }
 
 /** The binds of a pod's files into an app, at their places in its root. */

@@ -8,6 +8,7 @@ import { Include, listPods } from '../../../pod/walk.js'
 import { readUUIDFromFile } from '../../../pod/uuid.js'
 import { stopPod } from '../../../run/stop.js'
 import { podTeardown } from '../../../runtime/pod-runtime.js'
+import { releaseDeadNetworks } from '../../../runtime/pod-network.js'
 import type { Context } from '../../context.js'
 import { progressReporter } from '../../output.js'
 import { forEachArgument } from '../../report-error.js'
@@ -48,6 +49,8 @@ export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: R
   }
   const progress = progressReporter(ctx.io, 'rm', true)
   const teardown = podTeardown(dataDir)
+  // What dead pods left on their networks goes first: their records name them, not their directories.
+  await releaseDeadNetworks(dataDir)
   await forEachArgument(
     { ...ctx, io: progress.io },
     pods,
@@ -59,6 +62,7 @@ export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: R
         // A pod of `run --rm` is removed by its supervisor once it has exited.
         if (again === undefined) return `${pod.uuid}\n`
         pod = again
+        await releaseDeadNetworks(dataDir)
       }
       removePod(pod, teardown)
       return `${pod.uuid}\n`
