@@ -9,16 +9,18 @@
  * and record stay until `gc` or `rm` (releaseDeadNetworks), which runs
  * DEL from the record.
  */
+import fs from 'node:fs'
 import path from 'node:path'
+import { PodctlError } from '../errors.js'
 import { attach, detach, gcNetworks, type NetworkGcResult } from '../network/attach.js'
 import type { ResolvOptions } from '../network/etc-files.js'
 import { normalizePort } from '../network/ports.js'
 import { networkEnv, recordsDir } from '../network/layout.js'
 import type { Attachment, HostEntry } from '../network/records.js'
 import type { PodManifest } from '../pod/manifest.js'
-import { podNetworks } from '../pod/manifest.js'
-import fs from 'node:fs'
+import { DEFAULT_NETWORK, podNetworks } from '../pod/manifest.js'
 import { POD_FILES_DIR } from './pod-files.js'
+import { joinUserNetwork } from './user-network.js'
 
 /** `--add-host NAME:IP` entries: the name up to the first colon, the address after it (an IPv6 address has colons). */
 export const addHostsOf = (m: Pick<PodManifest, 'addHosts'>): HostEntry[] =>
@@ -56,6 +58,23 @@ export interface JoinInput {
 export const joinNetworks = async (m: PodManifest, input: JoinInput): Promise<PodNetworking | undefined> => {
   const names = podNetworks(m)
   if (names.length === 0) return undefined
+  // A user that is not root has no CNI: the default network is a user-mode one, as rootless podman's is.
+  if (process.geteuid?.() !== 0) {
+    if (names.length > 1 || names[0] !== DEFAULT_NETWORK) {
+      throw new PodctlError('EFAILED', `a pod run by a user that is not root joins "${DEFAULT_NETWORK}" (a user-mode network) or none, not ${names.map((n) => JSON.stringify(n)).join(', ')}`, `run it as root, or with --network ${DEFAULT_NETWORK}`)
+    }
+    return joinUserNetwork({
+      podDir: input.podDir,
+      uuid: input.uuid,
+      hostname: input.hostname,
+      names: [...new Set([...(m.name !== undefined ? [m.name] : []), ...m.apps.map((a) => a.name)])],
+      infraPid: input.infra.pid,
+      ports: (m.ports ?? []).map(normalizePort),
+      addHosts: addHostsOf(m),
+      resolv: resolvOf(m),
+      etcDir: path.join(input.podDir, POD_FILES_DIR),
+    })
+  }
   const env = networkEnv()
   const attachments = await attach(
     input.dataDir,
