@@ -38,31 +38,49 @@ export interface HostsInput {
   hostAddress?: string
   /** The other pods of the pod's named networks. */
   peers?: readonly HostsPeer[]
-  /** The host's /etc/hosts, whose lines come first, as podman's base hosts file (then no localhost lines of podctl's own). */
+  /** The host's /etc/hosts, whose entries come first, as podman's base hosts file. */
   base?: string
 }
 
 /** The last line of a hosts file podctl writes: a comment with no newline (see the header). */
 export const HOSTS_END = '# end of podctl\'s entries'
 
-/** /etc/hosts of a pod, as podman writes it, plus the peers of its named networks. */
+/** The entries of a hosts file, as podman reads the host's: comments cut, a line without a name skipped. */
+const parseHosts = (text: string): HostsPeer[] =>
+  text
+    .split('\n')
+    .map((l) => l.replace(/#.*$/, '').trim().split(/\s+/))
+    .filter((f) => f.length >= 2)
+    .map(([ip, ...names]) => ({ ip: ip!, names }))
+
+/**
+ * /etc/hosts of a pod, as podman 4 writes a container's (containers/
+ * common's etchosts): `--add-host` entries first, then the host's entries
+ * (`base`), one `IP<TAB>NAMES` line each, then localhost (v4 and v6), the
+ * pod's own names at its addresses, `host.containers.internal` and the
+ * pods of its named networks, each with only the names the given lines
+ * lack; a comment without a newline ends it (see the header).
+ */
 export const hostsFile = (h: HostsInput): string => {
-  const lines: string[] = []
-  for (const e of h.addHosts ?? []) lines.push(`${e.ip}\t${e.name}`)
-  const base = (h.base ?? '').split('\n').filter((l) => l.trim() !== '' && l !== HOSTS_END)
-  if (base.length > 0) lines.push(...base)
-  else {
-    lines.push('127.0.0.1\tlocalhost localhost.localdomain localhost4 localhost4.localdomain4')
-    lines.push('::1\tlocalhost localhost.localdomain localhost6 localhost6.localdomain6')
-  }
   const own = [h.hostname, ...(h.names ?? []).filter((n) => n !== h.hostname)]
-  const ownNames = [...new Set(own)].join(' ')
-  // A pod without an address of its own (network none, host) still knows its name.
-  for (const ip of h.addresses.length > 0 ? h.addresses : ['127.0.1.1']) lines.push(`${ip}\t${ownNames}`)
-  if (h.hostAddress !== undefined) lines.push(`${h.hostAddress}\thost.containers.internal`)
-  const peers = h.peers ?? []
-  if (peers.length > 0) lines.push('# the other pods of its networks')
-  for (const p of peers) if (p.names.length > 0) lines.push(`${p.ip}\t${[...new Set(p.names)].join(' ')}`)
+  const given: HostsPeer[] = [...(h.addHosts ?? []).map((e) => ({ ip: e.ip, names: [e.name] })), ...parseHosts(h.base ?? '')]
+  const seen = new Set(given.flatMap((e) => e.names))
+  const made: HostsPeer[] = [
+    { ip: '127.0.0.1', names: ['localhost'] },
+    { ip: '::1', names: ['localhost'] },
+    // A pod without an address of its own (network none, host) still knows its name.
+    ...(h.addresses.length > 0 ? h.addresses : ['127.0.1.1']).map((ip) => ({ ip, names: own })),
+    ...(h.hostAddress !== undefined ? [{ ip: h.hostAddress, names: ['host.containers.internal'] }] : []),
+    ...(h.peers ?? []),
+  ]
+  const lines = [
+    ...given.map((e) => `${e.ip}\t${[...new Set(e.names)].join(' ')}`),
+    // What podctl adds holds only names the given lines lack.
+    ...made.flatMap((e) => {
+      const names = [...new Set(e.names)].filter((n) => !seen.has(n))
+      return names.length > 0 ? [`${e.ip}\t${names.join(' ')}`] : []
+    }),
+  ]
   return `${lines.join('\n')}\n${HOSTS_END}`
 }
 

@@ -22,15 +22,17 @@ t.test('/etc/hosts: added hosts first, localhost, the pod, the host, the peers',
     text,
     [
       '192.0.2.9\tdb.example',
-      '127.0.0.1\tlocalhost localhost.localdomain localhost4 localhost4.localdomain4',
-      '::1\tlocalhost localhost.localdomain localhost6 localhost6.localdomain6',
+      '127.0.0.1\tlocalhost',
+      '::1\tlocalhost',
       '10.90.0.5\tweb nginx',
       '10.90.0.1\thost.containers.internal',
-      '# the other pods of its networks',
       '10.90.1.3\tcache redis',
       HOSTS_END,
     ].join('\n'),
+    "podman 4's order and names (containers/common's etchosts)",
   )
+  const based = hostsFile({ hostname: 'web', addresses: ['10.90.0.5'], base: '# the host\n127.0.0.1 localhost   vm\n10.1.1.1  web\nnonsense\n' })
+  t.equal(based, ['127.0.0.1\tlocalhost vm', '10.1.1.1\tweb', HOSTS_END].join('\n'), "the host's entries first, one IP<TAB>NAMES line each; names they list are not repeated (podman's host had localhost: no ::1 line)")
   t.notOk(text.endsWith('\n'), 'the last line is a comment without a newline')
   t.match(hostsFile({ hostname: 'lonely', addresses: [] }), /\n127\.0\.1\.1\tlonely\n/, 'a pod without an address still knows its name')
   t.equal(hostnameFile('web'), 'web\n')
