@@ -15,6 +15,7 @@ import { pipeline } from 'node:stream/promises'
 import zlib from 'node:zlib'
 import { PodctlError, isPodctlError } from '../errors.js'
 import { stageBlob, type StagedBlob } from './blobs.js'
+import type { StageBudget } from './hostile.js'
 import { MAX_DOCUMENT_BYTES } from './oci.js'
 import { HEX_RE, digestOf } from './reference.js'
 import { tarExtract } from './tar.js'
@@ -87,10 +88,10 @@ const drain = async (entry: AsyncIterable<Buffer>): Promise<void> => {
 
 /**
  * Reads the archive at `file` (or stdin for "-") to its end, staging its
- * files in `work`. `where` names it in messages; `onBytes` counts what is
- * staged (progress).
+ * files in `work`, each byte counted against `budget`. `where` names it
+ * in messages; `onBytes` counts what is staged (progress).
  */
-export const readArchive = async (work: WorkDir, file: string, where: string, onBytes?: (n: number) => void): Promise<ArchiveContents> => {
+export const readArchive = async (work: WorkDir, file: string, where: string, budget: StageBudget, onBytes?: (n: number) => void): Promise<ArchiveContents> => {
   const contents: ArchiveContents = { documents: new Map(), files: new Map(), links: new Map() }
   const extract = tarExtract()
   const input = await decompressed(openInput(file))
@@ -114,7 +115,7 @@ export const readArchive = async (work: WorkDir, file: string, where: string, on
           throw new PodctlError('EUSAGE', `${where} holds ${name}, which is not named by a sha256 digest`, 'the archive is damaged or not an OCI or Docker archive')
         }
         const what = m !== null ? `blob ${digestOf(m[1]!)} of ${where}` : `${name} in ${where}`
-        contents.files.set(name, await stageBlob(work, entry, { ...(m !== null ? { hex: m[1]! } : {}), size: h.size, what }, onBytes))
+        contents.files.set(name, await stageBlob(work, entry, { ...(m !== null ? { hex: m[1]! } : {}), size: h.size, what, entry: name }, budget, onBytes))
       } else if (h.type === 'symlink') {
         contents.links.set(name, normalize(path.posix.join(path.posix.dirname(name), h.linkname)))
         await drain(entry)

@@ -25,6 +25,7 @@ import { readUserFile } from '../fs/read.js'
 import { readArchive, type ArchiveContents } from './archive.js'
 import { linkStoreBlob, mismatch, readStaged, stageBlob, stagedBlob, type StagedBlob } from './blobs.js'
 import { dockerImage } from './docker-archive.js'
+import { StageBudget } from './hostile.js'
 import { readIndex, withStoreLock, writeIndex, type ImageRecord } from './index-file.js'
 import { blobPath, blobsDir, ensureImageDirs } from './layout.js'
 import { MAX_DOCUMENT_BYTES, REF_NAME, checkConfig, checkIndex, checkManifest, formatPlatform, hostPlatform, layerCompression, parseDocument, type Descriptor, type ImageConfig, type ImageManifest, type Platform } from './oci.js'
@@ -85,26 +86,26 @@ export const importImage = async (dataDir: string, source: Source, opts: ImportO
 }
 
 const stage = async (dataDir: string, work: WorkDir, source: Source, opts: ImportOptions): Promise<Staged> => {
+  const where = source.kind === 'archive' && source.path === '-' ? 'the archive on stdin' : source.text
+  const budget = new StageBudget(opts.maxBytes ?? DEFAULT_MAX_BYTES, opts.name !== undefined ? formatName(opts.name) : undefined, where)
   let copied = 0
   const progress = (total: number | undefined) => (n: number) => {
     copied += n
     opts.onProgress?.({ phase: 'copy', bytes: copied, total })
   }
   if (source.kind === 'oci-dir') {
-    const where = source.text
     const index = readLayoutIndex(source.path, where)
     const onBytes = progress(undefined)
     const fromDir = async (desc: Descriptor, what: string): Promise<StagedBlob> => {
       const hex = digestHex(desc.digest)!
       const have = stagedBlob(work, hex) ?? linkStoreBlob(dataDir, work, hex)
       if (have !== undefined) return checkSize(have, desc, what)
-      return stageBlob(work, openLayoutBlob(source.path, hex, desc, what), { hex, size: desc.size, what }, onBytes)
+      return stageBlob(work, openLayoutBlob(source.path, hex, desc, what), { hex, size: desc.size, what, entry: `blobs/sha256/${hex}` }, budget, onBytes)
     }
     return fromIndex(index, fromDir, where, source.tag, opts)
   }
-  const where = source.path === '-' ? 'the archive on stdin' : source.text
   const total = source.path === '-' ? undefined : fs.statSync(source.path, { throwIfNoEntry: false })?.size
-  const contents = await readArchive(work, source.path, where, progress(total))
+  const contents = await readArchive(work, source.path, where, budget, progress(total))
   const format = source.format !== 'auto' ? source.format : contents.documents.has('index.json') ? 'oci' : contents.documents.has('manifest.json') ? 'docker' : undefined
   if (format === undefined) throw new PodctlError('EUSAGE', `${where} is neither an OCI archive (no index.json) nor a Docker archive (no manifest.json)`, 'give an archive written by skopeo copy, podman save or docker save')
   const fromArchive = async (desc: Descriptor, what: string): Promise<StagedBlob> => {
@@ -118,7 +119,7 @@ const stage = async (dataDir: string, work: WorkDir, source: Source, opts: Impor
     if (text === undefined) throw new PodctlError('EUSAGE', `${where} is not an OCI archive: it has no index.json`, contents.documents.has('manifest.json') ? `it is a Docker archive: docker-archive:${source.path}` : undefined)
     return fromIndex(checkIndex(parseDocument(text, 'index.json', where), where), fromArchive, where, source.ref, opts)
   }
-  return fromDocker(work, contents, where, source.ref, fromArchive, opts)
+  return fromDocker(work, contents, where, source.ref, fromArchive, budget, opts)
 }
 
 const checkSize = (b: StagedBlob, desc: Descriptor, what: string): StagedBlob => {
@@ -187,9 +188,9 @@ const stageRest = async (manifest: ImageManifest, stageDesc: StageDesc, where: s
   return { configHex: digestHex(manifest.config.digest)!, config }
 }
 
-const fromDocker = async (work: WorkDir, contents: ArchiveContents, where: string, ref: string | undefined, stageDesc: StageDesc, opts: ImportOptions): Promise<Staged> => {
+const fromDocker = async (work: WorkDir, contents: ArchiveContents, where: string, ref: string | undefined, stageDesc: StageDesc, budget: StageBudget, opts: ImportOptions): Promise<Staged> => {
   const img = dockerImage(contents, where, ref)
-  await stageBlob(work, once(img.manifestBytes), { hex: img.manifestHex, what: `the manifest of ${where}` })
+  await stageBlob(work, once(img.manifestBytes), { hex: img.manifestHex, what: `the manifest of ${where}`, entry: 'its OCI manifest (written by podctl)' }, budget)
   const manifest = checkManifest(parseDocument(img.manifestBytes, 'image manifest', where), where)
   const { configHex, config } = await stageRest(manifest, stageDesc, where, opts)
   return { manifestHex: img.manifestHex, manifest, configHex, config, names: img.repoTags.map((t) => tryParseName(t)!), where }

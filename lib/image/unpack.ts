@@ -36,6 +36,7 @@ import { PodctlError, errnoCode, isPodctlError, oneLine } from '../errors.js'
 import { Dir } from '../fs/dir.js'
 import { describeFailure } from '../fs/errors.js'
 import { removeTree } from '../fs/remove-tree.js'
+import { HostileImageError, NO_SPACE_HINT, PAST_MAX_HINT, isNoSpace } from './hostile.js'
 import { tarExtract, xattrsOf } from './tar.js'
 
 /** Ids of a user namespace: the image's id 0 is `uid`/`gid` on the host, for `size` ids. */
@@ -58,13 +59,7 @@ export interface UnpackOptions {
   onBytes?: (n: number) => void
 }
 
-/** An image refused for what one of its entries does: exit 2, naming the entry and the image. */
-export class HostileImageError extends PodctlError {
-  constructor(image: string, layer: string, entry: string, why: string, hint?: string) {
-    super('EUSAGE', `image ${image} is refused: ${layer}, entry ${JSON.stringify(oneLine(entry))}: ${why}`, hint ?? 'nothing of it was kept; podctl does not unpack images that could write outside their file system')
-    this.name = 'HostileImageError'
-  }
-}
+export { HostileImageError }
 
 const { O_WRONLY, O_CREAT, O_EXCL } = fs.constants
 const DIR_CACHE = 64
@@ -138,7 +133,7 @@ export class RenderWriter {
         bytes += chunk.length
         this.#bytes += chunk.length
         if (this.#bytes > this.#opts.maxBytes) {
-          cb(this.#hostile(`the image unpacks past --max-size (${this.#opts.maxBytes} bytes)`, 'nothing of it was kept; give a larger --max-size if the image is what you expect'))
+          cb(this.#hostile(`the image unpacks past --max-size (${this.#opts.maxBytes} bytes)`, PAST_MAX_HINT))
           return
         }
         hash.update(chunk)
@@ -171,7 +166,7 @@ export class RenderWriter {
   #explain(er: unknown): unknown {
     if (isPodctlError(er)) return er
     const code = errnoCode(er)
-    if (code === 'ENOSPC' || code === 'EDQUOT') return this.#hostile(`no space left on the device (${code}) to unpack it`, 'nothing of it was kept; free some space (podctl image prune, podctl gc) or import it into a data dir with more room')
+    if (isNoSpace(er)) return this.#hostile(`no space left on the device (${code}) to unpack it`, NO_SPACE_HINT)
     if (code === 'ENAMETOOLONG') return this.#hostile('its name is too long for this file system')
     if (code === 'EMLINK') return this.#hostile('too many links to one file for this file system')
     if (code === undefined || (er as { syscall?: unknown }).syscall === undefined) {
