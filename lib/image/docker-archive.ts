@@ -11,7 +11,7 @@ import { PodctlError } from '../errors.js'
 import type { StagedBlob } from './blobs.js'
 import { archiveFile, type ArchiveContents } from './archive.js'
 import { MEDIA, layerMediaType, type Compression } from './oci.js'
-import { digestOf, tryParseName } from './reference.js'
+import { digestOf, sameName, tryParseName } from './reference.js'
 
 interface DockerEntry {
   Config: string
@@ -47,7 +47,8 @@ export const dockerImage = (contents: ArchiveContents, where: string, ref?: stri
   let entries = list
   if (ref !== undefined) {
     const want = tryParseName(ref)
-    entries = entries.filter((e) => (e.RepoTags ?? []).some((t) => t === ref || (want !== undefined && JSON.stringify(tryParseName(t)) === JSON.stringify(want))))
+    // skopeo's docker-archive:FILE:NAME[:TAG] names a RepoTag as docker reads names: trial/box:1.0 is docker.io/trial/box:1.0.
+    entries = entries.filter((e) => (e.RepoTags ?? []).some((t) => t === ref || (want !== undefined && tryParseName(t) !== undefined && sameName(tryParseName(t)!, want))))
     if (entries.length === 0) throw new PodctlError('ENOIMAGE', `${where} has no image named ${ref}`, `it has: ${list.flatMap((e) => e.RepoTags ?? []).join(', ') || 'only unnamed images'}`)
   }
   if (entries.length !== 1) throw new PodctlError('EUSAGE', `${where} holds ${entries.length} images`, `choose one by name: docker-archive:PATH:NAME[:TAG] (it has ${list.flatMap((e) => e.RepoTags ?? []).join(', ') || 'unnamed images'})`)

@@ -26,7 +26,7 @@ import { readArchive, type ArchiveContents } from './archive.js'
 import { linkStoreBlob, mismatch, readStaged, stageBlob, stagedBlob, type StagedBlob } from './blobs.js'
 import { dockerImage } from './docker-archive.js'
 import { StageBudget } from './hostile.js'
-import { readIndex, withStoreLock, writeIndex, type ImageRecord } from './index-file.js'
+import { readIndex, utcMillis, withStoreLock, writeIndex, type ImageRecord } from './index-file.js'
 import { blobPath, blobsDir, ensureImageDirs } from './layout.js'
 import { MAX_DOCUMENT_BYTES, REF_NAME, checkConfig, checkIndex, checkManifest, formatPlatform, hostPlatform, layerCompression, parseDocument, type Descriptor, type ImageConfig, type ImageManifest, type Platform } from './oci.js'
 import { digestHex, digestOf, formatName, shortHex, tryParseName, type ImageName } from './reference.js'
@@ -208,6 +208,8 @@ const renderAndCommit = async (dataDir: string, work: WorkDir, s: Staged, opts: 
     let size: number
     if (renderExists(dataDir, key)) {
       size = readRenderInfo(dataDir, key)?.bytes ?? s.manifest.layers.reduce((n, l) => n + l.size, 0)
+      const max = opts.maxBytes ?? DEFAULT_MAX_BYTES
+      if (size > max) throw new PodctlError('EUSAGE', `image ${label} is refused: it unpacks to ${size} bytes, past --max-size (${max} bytes)`, 'the store has it from an earlier import, and keeps it as it was; give a larger --max-size to import it again')
     } else {
       size = await renderIntoWork(work, digest, layers, {
         image: label,
@@ -227,7 +229,7 @@ const renderAndCommit = async (dataDir: string, work: WorkDir, s: Staged, opts: 
         config: digestOf(s.configHex),
         layers: layers.map((l) => digestOf(l.hex)),
         size_bytes: size,
-        created: s.config.created ?? null,
+        created: utcMillis(s.config.created),
         imported_at: new Date().toISOString(),
         os: s.config.os ?? null,
         architecture: s.config.architecture ?? null,

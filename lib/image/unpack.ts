@@ -33,7 +33,7 @@ import { Transform, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { Header } from 'tar-stream'
 import { PodctlError, errnoCode, isPodctlError, oneLine } from '../errors.js'
-import { Dir } from '../fs/dir.js'
+import { Dir, isComponent } from '../fs/dir.js'
 import { describeFailure } from '../fs/errors.js'
 import { removeTree } from '../fs/remove-tree.js'
 import { HostileImageError, NO_SPACE_HINT, PAST_MAX_HINT, isNoSpace } from './hostile.js'
@@ -407,6 +407,7 @@ export class RenderWriter {
     }
     if (p.leaf.startsWith(`${WHITEOUT}${WHITEOUT}`)) return // aufs's own bookkeeping (.wh..wh.plnk): not a whiteout
     const name = p.leaf.slice(WHITEOUT.length)
+    if (!isComponent(name)) throw this.#hostile(`it is a whiteout of ${JSON.stringify(name)}, which names no entry of its directory (it would remove the directory itself or one above it)`)
     const rel = p.dirRel === '' ? name : `${p.dirRel}/${name}`
     if (this.#added.has(rel)) return // a whiteout hides lower layers only
     this.#remove(dir, name, rel)

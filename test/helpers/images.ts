@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process'
 import { createHash, randomBytes as cryptoRandomBytes } from 'node:crypto'
 import fs from 'node:fs'
+import http from 'node:http'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -464,4 +465,43 @@ export const writeRandomLayout = (dir: string, mib: number): string => {
   fs.writeFileSync(path.join(layout, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}')
   fs.writeFileSync(path.join(layout, 'index.json'), JSON.stringify({ schemaVersion: 2, manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: `sha256:${manifestHex}`, size: manifest.length, annotations: { 'org.opencontainers.image.ref.name': 'r' } }] }))
   return layout
+}
+
+/**
+ * A registry of one OCI layout, as the distribution spec's pull side
+ * (`GET /v2/`, `/v2/NAME/manifests/REF`, `/v2/NAME/blobs/DIGEST`), over
+ * plain HTTP on 127.0.0.1, for skopeo to pull from: any NAME serves the
+ * layout, a REF is a tag (the layout's ref.name annotation) or a digest.
+ * Resolves to its `host:port` once it listens; closed at teardown.
+ */
+export const serveLayout = async (t: { teardown(fn: () => void | Promise<void>): void }, layout: string): Promise<string> => {
+  const index = JSON.parse(fs.readFileSync(path.join(layout, 'index.json'), 'utf8')) as { manifests: { digest: string; mediaType: string; annotations?: Record<string, string> }[] }
+  const blob = (digest: string): Buffer | undefined => {
+    const m = /^sha256:([a-f0-9]{64})$/.exec(digest)
+    const p = m === null ? undefined : path.join(layout, 'blobs', 'sha256', m[1]!)
+    return p !== undefined && fs.existsSync(p) ? fs.readFileSync(p) : undefined
+  }
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? ''
+    const send = (status: number, body: Buffer | string, headers: Record<string, string> = {}): void => {
+      res.writeHead(status, { 'Content-Length': String(Buffer.byteLength(body)), 'Docker-Distribution-API-Version': 'registry/2.0', ...headers })
+      res.end(req.method === 'HEAD' ? undefined : body)
+    }
+    if (url === '/v2/' || url === '/v2') return send(200, '{}', { 'Content-Type': 'application/json' })
+    const m = /^\/v2\/(.+)\/(manifests|blobs)\/([^/]+)$/.exec(url)
+    if (m === null) return send(404, '{"errors":[{"code":"NAME_UNKNOWN"}]}')
+    const ref = decodeURIComponent(m[3]!)
+    if (m[2] === 'manifests') {
+      const desc = index.manifests.find((d) => d.digest === ref || d.annotations?.['org.opencontainers.image.ref.name'] === ref)
+      const body = desc === undefined ? undefined : blob(desc.digest)
+      if (desc === undefined || body === undefined) return send(404, '{"errors":[{"code":"MANIFEST_UNKNOWN"}]}')
+      return send(200, body, { 'Content-Type': desc.mediaType, 'Docker-Content-Digest': desc.digest })
+    }
+    const body = blob(ref)
+    if (body === undefined) return send(404, '{"errors":[{"code":"BLOB_UNKNOWN"}]}')
+    return send(200, body, { 'Content-Type': 'application/octet-stream', 'Docker-Content-Digest': ref })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  return `localhost:${(server.address() as { port: number }).port}`
 }

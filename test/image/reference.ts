@@ -2,7 +2,7 @@
 // oci.ts, store.ts's findImage): NAME[:TAG] by the distribution spec's
 // grammar, digests and their prefixes, skopeo's source syntax, platforms.
 import t from 'tap'
-import { digestHex, digestPrefixOf, formatName, parseName, tryParseName } from '../../lib/image/reference.js'
+import { digestHex, digestPrefixOf, formatName, hasDomain, normalizeName, parseName, sameName, tryParseName } from '../../lib/image/reference.js'
 import { parseSource } from '../../lib/image/source.js'
 import { formatPlatform, hostPlatform, parsePlatform } from '../../lib/image/oci.js'
 import { emptyIndex } from '../../lib/image/index-file.js'
@@ -41,8 +41,8 @@ t.test('finding an image: a name first, then a digest prefix; ambiguity lists th
   t.equal(findImage(idx, 'web:1').hex, a)
   t.equal(findImage(idx, 'abcdef012345').hex, b, 'a name that looks like a digest prefix is a name first')
   t.equal(findImage(idx, 'abcdef0123451').hex, a)
-  t.throws(() => findImage(idx, 'sha256:abcdef012345'), { code: 'ENOIMAGE', message: /ambiguous: it is the start of 2 image digests \(abcdef012345, abcdef012345\)/ })
-  t.throws(() => findImage(idx, 'web:2'), { code: 'ENOIMAGE', message: 'no such image: web:2' })
+  t.throws(() => findImage(idx, 'sha256:abcdef012345'), { code: 'ENOIMAGE', message: /ambiguous: it is the start of the digests or IDs of 2 images \(abcdef012345, abcdef012345\)/ })
+  t.throws(() => findImage(idx, 'web:2', { registries: () => ({ aliases: new Map(), search: [], file: 'registries.conf' }) }), { code: 'ENOIMAGE', message: 'no such image: web:2 (no tag 2 of it is stored)' })
   t.throws(() => findImage(idx, 'Web'), { code: 'EUSAGE' })
 })
 
@@ -69,4 +69,21 @@ t.test('platforms', async (t) => {
   t.equal(formatPlatform({ os: 'linux', architecture: 'arm', variant: 'v7' }), 'linux/arm/v7')
   t.equal(hostPlatform().os, 'linux')
   t.equal(hostPlatform().architecture, { x64: 'amd64', arm64: 'arm64' }[process.arch as string] ?? hostPlatform().architecture, 'Node\'s arch in GOARCH spelling')
+})
+
+t.test('names as docker and podman read them', async (t) => {
+  for (const [name, domain, normal] of [
+    ['busybox', false, 'docker.io/library/busybox'],
+    ['trial/box', false, 'docker.io/trial/box'],
+    ['docker.io/busybox', true, 'docker.io/library/busybox'],
+    ['index.docker.io/trial/box', true, 'docker.io/trial/box'],
+    ['localhost/busybox', true, 'localhost/busybox'],
+    ['localhost:5000/a/b', true, 'localhost:5000/a/b'],
+    ['quay.io/x', true, 'quay.io/x'],
+  ] as const) {
+    t.equal(hasDomain(name), domain, `${name}: ${domain ? 'a registry' : 'a short name'}`)
+    t.equal(normalizeName(name), normal, `${name} is ${normal}`)
+  }
+  t.ok(sameName({ name: 'trial/box', tag: '1.0' }, { name: 'docker.io/trial/box', tag: '1.0' }))
+  t.notOk(sameName({ name: 'trial/box', tag: '1.0' }, { name: 'docker.io/trial/box', tag: '2' }))
 })
