@@ -154,3 +154,28 @@ export const readStaged = (blob: StagedBlob, max: number, what: string): Buffer 
   }
   return fs.readFileSync(blob.path)
 }
+
+/**
+ * Stages `file`, a file of this import's own work dir (the layout a pull
+ * had skopeo write), by a hard link after hashing it where it is: checked
+ * as stageBlob checks, with no byte written.
+ */
+export const adoptBlob = async (work: WorkDir, file: string, expect: BlobExpectation): Promise<StagedBlob> => {
+  const hash = createHash('sha256')
+  let size = 0
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+  for await (const chunk of fs.createReadStream('', { fd, highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+    size += chunk.length
+    hash.update(chunk)
+  }
+  if (expect.size !== undefined && size !== expect.size) throw mismatch(expect.what, `it has ${size} bytes, its descriptor says ${expect.size}`)
+  const hex = hash.digest('hex')
+  if (expect.hex !== undefined && hex !== expect.hex) throw mismatch(expect.what, `its content hashes to sha256:${shortHex(hex)}…`)
+  ensureBlobsDir(work)
+  try {
+    fs.linkSync(file, stagedPath(work, hex))
+  } catch (er) {
+    if (errnoCode(er) !== 'EEXIST') throw er
+  }
+  return stagedBlob(work, hex)!
+}

@@ -3,6 +3,7 @@
 // grammar, digests and their prefixes, skopeo's source syntax, platforms.
 import t from 'tap'
 import { digestHex, digestPrefixOf, formatName, hasDomain, normalizeName, parseName, sameName, tryParseName } from '../../lib/image/reference.js'
+import { pathAndRef } from '../../lib/image/image-source.js'
 import { parseSource } from '../../lib/image/source.js'
 import { formatPlatform, hostPlatform, parsePlatform } from '../../lib/image/oci.js'
 import { emptyIndex } from '../../lib/image/index-file.js'
@@ -48,13 +49,17 @@ t.test('finding an image: a name first, then a digest prefix; ambiguity lists th
 
 t.test('sources in skopeo\'s syntax', async (t) => {
   const dir = t.testdir({ layout: {}, 'a.tar': 'x' })
-  t.match(parseSource(`oci:${dir}/layout:v1`), { kind: 'oci-dir', path: `${dir}/layout`, tag: 'v1' })
-  t.match(parseSource(`oci:${dir}/layout`), { kind: 'oci-dir', path: `${dir}/layout` })
-  t.match(parseSource(`oci-archive:${dir}/a.tar:v1`), { kind: 'archive', format: 'oci', ref: 'v1' })
-  t.match(parseSource(`docker-archive:${dir}/a.tar:busy:1`), { kind: 'archive', format: 'docker', ref: 'busy:1' })
-  t.match(parseSource(`${dir}/layout`), { kind: 'oci-dir' }, 'a directory is a layout')
-  t.match(parseSource(`${dir}/a.tar`), { kind: 'archive', format: 'auto' }, 'a file is an archive of either kind')
-  t.match(parseSource('-'), { kind: 'archive', path: '-' })
+  t.match(parseSource(`oci:${dir}/layout:v1`), { transport: 'oci', where: `oci:${dir}/layout:v1` })
+  t.match(parseSource(`oci:${dir}/layout`), { transport: 'oci' })
+  t.match(parseSource(`oci-archive:${dir}/a.tar:v1`), { transport: 'oci-archive' })
+  t.match(parseSource(`docker-archive:${dir}/a.tar:busy:1`), { transport: 'docker-archive' })
+  t.match(parseSource(`${dir}/layout`), { transport: 'oci' }, 'a directory is a layout')
+  t.match(parseSource(`${dir}/a.tar`), { transport: 'archive' }, 'a file is an archive of either kind')
+  t.match(parseSource('-'), { transport: 'archive', where: 'the archive on stdin' })
+  t.match(parseSource('docker-archive:-'), { transport: 'docker-archive', where: 'the archive on stdin' })
+  t.strictSame(pathAndRef('oci', `${dir}/layout:v1`, 'x'), [`${dir}/layout`, 'v1'])
+  t.strictSame(pathAndRef('docker-archive', 'a.tar:busy:1', 'x'), ['a.tar', 'busy:1'], 'the path ends at the first ":" (skopeo\'s rule)')
+  t.strictSame(pathAndRef('oci', 'dir', 'x'), ['dir', undefined])
   t.throws(() => parseSource(''), { code: 'EUSAGE' })
   t.throws(() => parseSource('oci:'), { code: 'EUSAGE', message: /no path after oci:/ })
   t.throws(() => parseSource(`oci:${dir}/layout:`), { code: 'EUSAGE', message: /empty tag/ })
