@@ -42,7 +42,7 @@ export const candidateNames = (n: ImageName, conf: () => RegistriesConf): string
   if (hasDomain(n.name)) out.push(n.name)
   else {
     const alias = conf().aliases.get(n.name)
-    if (alias !== undefined) out.push(alias)
+    if (alias !== undefined) out.push(normalizeName(alias))
     for (const reg of ['localhost', ...conf().search]) out.push(normalizeName(`${reg}/${n.name}`))
   }
   out.push(normalizeName(n.name))

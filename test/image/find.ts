@@ -25,6 +25,7 @@ t.test("podman's candidates: the alias, localhost/, each search registry, docker
   t.strictSame(candidateNames({ name: 'busybox', tag: 'latest' }, conf()), ['docker.io/library/busybox', 'localhost/busybox'])
   t.strictSame(candidateNames({ name: 'trial/box', tag: '1' }, conf({ search: ['quay.io', 'docker.io'] })), ['localhost/trial/box', 'quay.io/trial/box', 'docker.io/trial/box'])
   t.strictSame(candidateNames({ name: 'docker.io/busybox', tag: '1' }, conf()), ['docker.io/busybox', 'docker.io/library/busybox'], 'a whole name as it is, and as docker reads it')
+  t.strictSame(candidateNames({ name: 'bb', tag: '1' }, conf({ aliases: new Map([['bb', 'docker.io/busybox']]) })), ['docker.io/library/busybox', 'localhost/bb', 'docker.io/library/bb'], 'an alias as docker reads it')
   let read = 0
   candidateNames({ name: 'example.com/x', tag: '1' }, () => (read++, conf()()))
   t.equal(read, 0, 'a whole name needs no configuration')
