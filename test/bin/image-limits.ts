@@ -20,8 +20,8 @@ if (process.getuid?.() !== 0) {
 
 const MiB = 1024 * 1024
 const TMPFS_MIB = 64
-/** Each bomb's layer: twice the tmpfs, in zeros. */
-const ZEROS_MIB = 2 * TMPFS_MIB
+/** Each bomb's layer, in zeros: more than the tmpfs holds. */
+const ZEROS_MIB = TMPFS_MIB + 16
 
 // Not a t.testdir: tap would remove it before the tmpfs in it is unmounted.
 const base = fs.mkdtempSync(path.join(os.tmpdir(), 'podctl-bomb-'))

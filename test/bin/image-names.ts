@@ -50,20 +50,16 @@ const digestOf = (t: Test, dir: string, text: string): string | undefined => {
   return r.status === 0 ? (JSON.parse(r.stdout).digest as string) : `exit ${r.status}: ${r.stderr.split('\n')[0]}`
 }
 
-// The names of `podman images` in the side-by-side run (each a different image), and what `podman image inspect NAME` found.
-const STORED = ['docker.io/library/busybox:1.36', 'docker.io/trial/box:1.0', 'localhost/busybox:latest', 'docker.io/library/alpine:3', 'quay.io/other/tool:2', 'docker.io/library/nginx:latest', 'docker.io/library/busybox:latest', 'localhost/trial/box:1.0', 'docker.io/library/redis:7', 'example.com/library/redis:7']
+// Names of `podman images` in the side-by-side run (each a different image), and what `podman image inspect NAME` found
+// there (test/image/find.ts has the rest of podman's order, without processes).
+const STORED = ['docker.io/library/busybox:1.36', 'docker.io/trial/box:1.0', 'localhost/busybox:latest', 'docker.io/library/busybox:latest', 'localhost/trial/box:1.0', 'quay.io/other/tool:2']
 const FOUND: [typed: string, stored: string][] = [
   ['busybox:1.36', 'docker.io/library/busybox:1.36'],
   ['busybox', 'docker.io/library/busybox:latest'], // the alias before localhost/
   ['trial/box:1.0', 'localhost/trial/box:1.0'], // localhost/ before docker.io
   ['library/busybox:1.36', 'docker.io/library/busybox:1.36'],
-  ['alpine:3', 'docker.io/library/alpine:3'],
   ['tool:2', 'quay.io/other/tool:2'], // the end of a stored name
-  ['other/tool:2', 'quay.io/other/tool:2'],
-  ['nginx', 'docker.io/library/nginx:latest'],
-  ['library/nginx', 'docker.io/library/nginx:latest'],
   ['docker.io/busybox:1.36', 'docker.io/library/busybox:1.36'],
-  ['redis:7', 'docker.io/library/redis:7'],
   ['localhost/busybox', 'localhost/busybox:latest'],
 ]
 

@@ -396,6 +396,14 @@ const writeParts = async (file: string, parts: Part[], gzip: boolean): Promise<v
   }
 }
 
+const bombHexes = new Map<number, string>()
+/** The digest of a bomb's layer, hashed once per size. */
+const bombLayerHex = (zerosMiB: number, layer: Part[]): string => {
+  let hex = bombHexes.get(zerosMiB)
+  if (hex === undefined) bombHexes.set(zerosMiB, (hex = hashParts(layer)))
+  return hex
+}
+
 export type BombKind = 'docker-archive' | 'oci-archive' | 'oci-layout'
 
 /**
@@ -407,7 +415,7 @@ export type BombKind = 'docker-archive' | 'oci-archive' | 'oci-layout'
  */
 export const writeBomb = async (dir: string, kind: BombKind, zerosMiB: number, gzip = false): Promise<string> => {
   const layer: Part[] = [...embed('zeros', [{ zeros: zerosMiB * 1024 * 1024 }]), TAR_END]
-  const layerHex = hashParts(layer)
+  const layerHex = bombLayerHex(zerosMiB, layer)
   const config = Buffer.from(JSON.stringify({ architecture: hostArch(), os: 'linux', config: { Cmd: ['/zeros'] }, rootfs: { type: 'layers', diff_ids: [`sha256:${layerHex}`] } }))
   const configHex = sha(config)
   if (kind === 'docker-archive') {
