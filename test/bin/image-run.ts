@@ -110,6 +110,21 @@ t.test('as a new user would: an archive skopeo made, imported as alpine:3, runs 
   t.equal(bare.stdout, '')
 })
 
+t.test('short names, as podman resolves local images: docker.io/library/busybox:1.36 runs as --image busybox:1.36; a missing tag lists those there are', { skip }, async (t) => {
+  let dir = ''
+  t.teardown(() => detachOverlaysUnder(dir))
+  dir = dataDir(t)
+  const imp = podctl(dir, ['image', 'import', `oci-archive:${ALPINE_TAR}`, '--name', 'docker.io/library/busybox:1.36'])
+  t.equal(imp.status, 0, imp.stderr)
+  const r = run(dir, ['--image', 'busybox:1.36', '--', 'cat', '/etc/os-release'])
+  t.equal(r.status, 0, r.stderr)
+  t.equal(r.stdout, OS_RELEASE)
+  t.match(statusJson(dir, r.uuid).apps[0], { image: ALPINE, image_name: 'docker.io/library/busybox:1.36' }, 'the pod records the name it resolved to')
+  const none = run(dir, ['--image', 'busybox', '--', 'true'])
+  t.equal(none.status, 3, none.stderr)
+  t.equal(none.stderr, 'podctl: no such image: busybox (no tag latest of it is stored)\nthe tags there are: docker.io/library/busybox:1.36; name one, e.g. busybox:1.36\n')
+})
+
 t.test("the image config's defaults, as podman applies them", { skip }, async (t) => {
   const dir = imageDataDir(t)
   // [what, run arguments, stdout]
