@@ -16,11 +16,12 @@ import { attach, detach, gcNetworks, type NetworkGcResult } from '../network/att
 import type { ResolvOptions } from '../network/etc-files.js'
 import { normalizePort } from '../network/ports.js'
 import { networkEnv, recordsDir } from '../network/layout.js'
+import { findNetwork } from '../network/networks.js'
 import type { Attachment, HostEntry } from '../network/records.js'
 import type { PodManifest } from '../pod/manifest.js'
 import { DEFAULT_NETWORK, podNetworks } from '../pod/manifest.js'
 import { POD_FILES_DIR } from './pod-files.js'
-import { joinUserNetwork } from './user-network.js'
+import { joinUserNetwork, userNetworkProgram } from './user-network.js'
 
 /** `--add-host NAME:IP` entries: the name up to the first colon, the address after it (an IPv6 address has colons). */
 export const addHostsOf = (m: Pick<PodManifest, 'addHosts'>): HostEntry[] =>
@@ -60,9 +61,7 @@ export const joinNetworks = async (m: PodManifest, input: JoinInput): Promise<Po
   if (names.length === 0) return undefined
   // A user that is not root has no CNI: the default network is a user-mode one, as rootless podman's is.
   if (process.geteuid?.() !== 0) {
-    if (names.length > 1 || names[0] !== DEFAULT_NETWORK) {
-      throw new PodctlError('EFAILED', `a pod run by a user that is not root joins "${DEFAULT_NETWORK}" (a user-mode network) or none, not ${names.map((n) => JSON.stringify(n)).join(', ')}`, `run it as root, or with --network ${DEFAULT_NETWORK}`)
-    }
+    rootlessNetworkProblem(names)
     return joinUserNetwork({
       podDir: input.podDir,
       uuid: input.uuid,
@@ -94,6 +93,31 @@ export const joinNetworks = async (m: PodManifest, input: JoinInput): Promise<Po
     env,
   )
   return { attachments, leave: () => detach(input.dataDir, input.uuid, env) }
+}
+
+/**
+ * What a pod's networks need of this host, checked before the pod is made
+ * (prepare): each network exists (ENONETWORK, exit 3; the default one is
+ * made on first use) and its plugins are installed, or, rootless,
+ * slirp4netns for the default network, and no other.
+ */
+export const checkPodNetworks = async (dataDir: string, m: PodManifest): Promise<void> => {
+  const names = podNetworks(m)
+  if (names.length === 0) return
+  if (process.geteuid?.() !== 0) {
+    rootlessNetworkProblem(names)
+    return
+  }
+  const env = networkEnv()
+  for (const name of names) await findNetwork(dataDir, name, env)
+}
+
+/** Throws EFAILED when a rootless pod cannot have `names`: other networks than the default, or no slirp4netns. */
+const rootlessNetworkProblem = (names: readonly string[]): void => {
+  if (names.length > 1 || names[0] !== DEFAULT_NETWORK) {
+    throw new PodctlError('EFAILED', `a pod run by a user that is not root joins "${DEFAULT_NETWORK}" (a user-mode network) or none, not ${names.map((n) => JSON.stringify(n)).join(', ')}`, `run it as root, or with --network ${DEFAULT_NETWORK}`)
+  }
+  userNetworkProgram()
 }
 
 /**

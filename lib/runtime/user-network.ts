@@ -102,9 +102,15 @@ const ready = (child: ChildProcess, stderr: () => string): Promise<void> =>
  * writes its /etc files. EFAILED when slirp4netns is missing or cannot
  * start, EBADSTATE (4) for a host port it cannot bind (taken).
  */
-export const joinUserNetwork = async (input: UserNetworkInput): Promise<UserNetwork> => {
+/** The host's slirp4netns; EFAILED naming the package when there is none. */
+export const userNetworkProgram = (): string => {
   const program = findProgram('slirp4netns')
   if (program === undefined) throw new PodctlError('EFAILED', 'a rootless pod on a network needs slirp4netns, and this host has none', INSTALL_HINT)
+  return program
+}
+
+export const joinUserNetwork = async (input: UserNetworkInput): Promise<UserNetwork> => {
+  const program = userNetworkProgram()
   const tun = tunProblem()
   if (tun !== undefined) throw new PodctlError('EFAILED', `pod ${shortId(input.uuid)} cannot have a user-mode network: ${tun}`, 'or run the pod with --network none')
   const socket = path.join(input.podDir, 'slirp4netns.sock')
