@@ -15,9 +15,6 @@ import type { PodIds } from './userns.js'
 /** podman's pids_limit: what a pod may have at once when its manifest says nothing (CONTRACT §15). */
 export const DEFAULT_POD_PIDS = 2048
 
-/** The pod's infra (catatonit), not counted in the pod's own limit. */
-const INFRA_PIDS = 1
-
 /** Each of HOST_DIRS that this host has: a directory to bind, or a link to make the same. */
 export const hostDirs = (): { path: string; link?: string }[] => {
   const out: { path: string; link?: string }[] = []
@@ -56,13 +53,13 @@ export const limitsRefused = (m: PodManifest, which: string): PodctlError | unde
 
 /**
  * The limits of the pod's cgroup (its infra's, which holds its apps'):
- * the manifest's, with room for the infra on top of what the apps may
- * have; where it gives none, podman's default, which is what a container
- * reads in its pids.max (CONTRACT §15).
+ * the manifest's, or, for processes, podman's default where it gives
+ * none (CONTRACT §15). The number is what an app reads in its pids.max,
+ * as in podman; the infra is one process of it.
  */
 export const podLimits = (m: PodManifest): ResourceLimits => {
   const l = resourceLimits(m.resources) ?? {}
-  const pids = m.resources?.pids === undefined ? DEFAULT_POD_PIDS : l.pids !== undefined ? l.pids + INFRA_PIDS : undefined
+  const pids = m.resources?.pids === undefined ? DEFAULT_POD_PIDS : l.pids
   return { ...l, ...(pids !== undefined ? { pids } : {}) }
 }
 
