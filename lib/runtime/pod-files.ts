@@ -4,9 +4,10 @@
  * pod's own name resolves and DNS does not depend on what an image's
  * builder left in its /etc:
  *
- * - /etc/hosts: the host's, then `host.containers.internal` (the host's
- *   own address), then, where the pod has a network of its own, its
- *   hostname (and name) at its address;
+ * - /etc/hosts: the host's entries, then localhost,
+ *   `host.containers.internal` (the host's own address) and, where the
+ *   pod has a network of its own, its hostname (and name) at its address,
+ *   with only the names the host's lack;
  * - /etc/hostname: the pod's hostname;
  * - /etc/resolv.conf: the host's, where the pod has the host's network
  *   (with `network: none` an image app keeps its image's own, as podman
@@ -48,12 +49,45 @@ export const hostAddress = (routes = readHostText('/proc/net/route', MAX_HOST_FI
   return iface === undefined ? undefined : ifaces[iface]?.find((a) => a.family === 'IPv4' && !a.internal)?.address
 }
 
-/** The contents of a pod's /etc/hosts. */
+/** One line of a hosts file: an address and its names. */
+interface HostEntry {
+  ip: string
+  names: string[]
+}
+
+/** The entries of a hosts file, as podman reads the host's: comments cut, a line without a name skipped. */
+const parseHosts = (text: string): HostEntry[] =>
+  text
+    .split('\n')
+    .map((l) => l.replace(/#.*$/, '').trim().split(/\s+/))
+    .filter((f) => f.length >= 2)
+    .map(([ip, ...names]) => ({ ip: ip!, names }))
+
+/**
+ * The contents of a pod's /etc/hosts, as podman 4 writes a container's:
+ * the host's entries, one `IP<TAB>NAMES` line each, then localhost (v4
+ * and v6), `host.containers.internal` and, where the pod has a network
+ * of its own, its hostname (and name) at its address, each with only the
+ * names the lines above do not have yet.
+ */
 export const hostsFile = (input: PodFilesInput, hostHosts: string, hostIp: string | undefined): string => {
-  const lines = [hostHosts.replace(/\n*$/, '')]
-  if (hostIp !== undefined) lines.push(`${hostIp}\thost.containers.internal`)
-  if (input.network !== 'host') lines.push(`127.0.0.1\t${[input.hostname, ...(input.name && input.name !== input.hostname ? [input.name] : [])].join(' ')}`)
-  return `${lines.filter((l) => l !== '').join('\n')}\n`
+  const own: HostEntry[] = [
+    { ip: '127.0.0.1', names: ['localhost'] },
+    { ip: '::1', names: ['localhost'] },
+    ...(hostIp !== undefined ? [{ ip: hostIp, names: ['host.containers.internal'] }] : []),
+    ...(input.network !== 'host' ? [{ ip: '127.0.0.1', names: [input.hostname, ...(input.name && input.name !== input.hostname ? [input.name] : [])] }] : []),
+  ]
+  const lines: string[] = []
+  const seen = new Set<string>()
+  for (const e of parseHosts(hostHosts)) {
+    e.names.forEach((n) => seen.add(n))
+    lines.push(`${e.ip}\t${e.names.join(' ')}`)
+  }
+  for (const e of own) {
+    const names = e.names.filter((n) => !seen.has(n))
+    if (names.length > 0) lines.push(`${e.ip}\t${names.join(' ')}`)
+  }
+  return `${lines.join('\n')}\n`
 }
 
 /** Writes the pod's files; returns where they are. */
@@ -64,7 +98,7 @@ export const writePodFiles = (podDir: string, input: PodFilesInput): PodFiles =>
     writeFileAtomic(dir, name, text, { mode: 0o644 })
     return path.join(dir, name)
   }
-  const hosts = put('hosts', hostsFile(input, readHostText('/etc/hosts', MAX_HOST_FILE) ?? '127.0.0.1\tlocalhost\n', hostAddress()))
+  const hosts = put('hosts', hostsFile(input, readHostText('/etc/hosts', MAX_HOST_FILE) ?? '', hostAddress()))
   const hostname = put('hostname', input.hostname)
   const containerenv = put('containerenv', '')
   const resolv = input.network === 'host' ? readHostText('/etc/resolv.conf', MAX_HOST_FILE) : undefined
