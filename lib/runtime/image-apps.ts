@@ -119,6 +119,10 @@ export const imageAppOwners = async (dataDir: string, m: PodManifest, named: (a:
   return out
 }
 
+/** The WorkingDir of the image `digest` (an app's, as prepare recorded it): the one working directory podman makes where it is missing. */
+export const imageWorkingDir = (dataDir: string, digest: string): string | undefined =>
+  readImageConfig(dataDir, lookupImage(dataDir, digest).record.config).config?.WorkingDir || undefined
+
 /**
  * Whether the images a new pod recorded are all still in the store. Run
  * under the store's lock after the pod is written: an `image rm` that ran
