@@ -20,8 +20,9 @@ import { parseDb, resolveHostUser, resolveUser } from './app-users.js'
 import type { AppFacts, Bind, PodFacts, ProcessUser } from './generate/facts.js'
 import { byDepth } from './generate/mounts.js'
 import { containerAppRoot } from './generate/root.js'
-import { addPasswdLine, prepareImageRoot, rootDb } from './image-root.js'
-import type { MountTarget } from './mount-targets.js'
+import { imageWorkingDir } from './image-apps.js'
+import { addDbLine, prepareImageRoot, rootDb } from './image-root.js'
+import { ensureWorkdir, type MountTarget } from './mount-targets.js'
 import { podFileBinds } from './pod-files.js'
 import { resourceLimits } from './pod-facts.js'
 import { containersCommonProfile, ociSeccomp, userSeccomp } from './seccomp.js'
@@ -73,6 +74,15 @@ const seccompOf = (app: App, caps: readonly string[]): AppFacts['seccomp'] => {
 
 /** The kernel's file systems the runtime mounts in every app's root (generate/mounts.ts). */
 const SYSTEM_TARGETS = ['/proc', '/dev', '/sys']
+
+/** Whether `cwd` is the image's own WorkingDir; where the image's config cannot be read (gone from the store), it is taken to be. */
+const imagesOwnCwd = (dataDir: string, image: string, cwd: string): boolean => {
+  try {
+    return imageWorkingDir(dataDir, image) === cwd
+  } catch {
+    return true
+  }
+}
 
 const isFile = (p: string): boolean => fs.statSync(p, { throwIfNoEntry: false })?.isFile() === true
 
@@ -132,18 +142,22 @@ export const gatherAppFacts = (input: AppFactsInput): { app: AppFacts; files: Bi
     ...[...SYSTEM_TARGETS, ...(readOnly ? ['/tmp', '/run', '/var/tmp'] : [])].map((p) => ({ path: p, kind: 'dir' as const })),
     ...volumes.filter((b) => !nested(b)).map((b) => ({ path: b.target, kind: isFile(b.source) ? ('file' as const) : ('dir' as const) })),
     ...files.map((b) => ({ path: b.target, kind: 'file' as const })),
-    // podman makes a working directory the image lacks.
-    ...(app.workingDirectory !== undefined && app.workingDirectory.replace(/\/+$/, '') !== '' ? [{ path: app.workingDirectory, kind: 'workdir' as const }] : []),
   ]
   const cwd = app.workingDirectory ?? '/'
+  // A working directory in a volume is there once the volume is mounted.
+  const checkCwd = cwd.replace(/\/+$/, '') !== '' && !volumes.some((b) => cwd === b.target || cwd.startsWith(`${b.target}/`))
   const appDir = path.join(input.pod.path, 'apps', app.name)
   let made: ReturnType<typeof prepareImageRoot> | undefined
   let user: ProcessUser
   try {
     made = prepareImageRoot(input.render, { appDir, ids, readOnly, cwd, targets })
-    const found = resolveUser({ user: app.user, group: app.group }, parseDb(rootDb(made.view, 'passwd')), parseDb(rootDb(made.view, 'group')))
-    if (found.passwdLine !== undefined) addPasswdLine(made.view, found.passwdLine)
+    const found = resolveUser({ user: app.user, group: app.group }, parseDb(rootDb(made.view, 'passwd')), parseDb(rootDb(made.view, 'group')), cwd)
+    if (found.passwdLine !== undefined) addDbLine(made.view, 'passwd', found.passwdLine)
+    if (found.groupLine !== undefined) addDbLine(made.view, 'group', found.groupLine)
     user = found.user
+    // podman makes the image's WorkingDir where it is missing, given to the app's user; one named otherwise must be there.
+    const owner = ids.rootless ? undefined : { uid: (ids.shift?.uid ?? 0) + user.uid, gid: (ids.shift?.gid ?? 0) + user.gid }
+    if (checkCwd && !ensureWorkdir(made.view, cwd, owner, imagesOwnCwd(input.pod.dataDir, app.image, cwd))) throw new Error(`workdir ${JSON.stringify(cwd)} does not exist in the image`)
   } catch (er) {
     // No container will take the root down with it: an overlay mounted for it goes now.
     if (made?.kind === 'overlay') tearDownAppRoot(appDir)

@@ -10,8 +10,12 @@
  * - no user at all (root by default): root's memberships only;
  * - a group named: that group alone;
  * - a uid without a passwd entry: its group (0 unless named), and a
- *   passwd entry `UID:*:UID:GID:container user:/:/bin/sh` added to the
- *   image app's /etc/passwd, so that whoami and friends work.
+ *   passwd entry `UID:*:UID:GID:container user:WORKDIR:/bin/sh` added to
+ *   the image app's /etc/passwd, so that whoami and friends work; its
+ *   HOME is the working directory (`/` unless one is set);
+ * - a group given as a number the image's /etc/group lacks (or, with no
+ *   group given, a user given as a number that no group has) gets a line
+ *   `GID:x:GID:USER` there (podman 4.3's rule, USER as it was written).
  *
  * Image files are read without following a link the image planted.
  */
@@ -43,10 +47,11 @@ export interface UserQuery {
   group?: string | undefined
 }
 
-/** The user, and the passwd line the app's root must gain for it (a uid the image does not list). */
+/** The user, and the lines the app's root must gain for it (a uid or gid the image does not list). */
 export interface ResolvedUser {
   user: ProcessUser
   passwdLine?: string
+  groupLine?: string
 }
 
 const gidOf = (groups: DbLines, group: string): number | undefined => {
@@ -61,11 +66,20 @@ const memberships = (groups: DbLines, name: string | undefined): number[] =>
 
 const unique = (ids: number[]): number[] => [...new Set(ids)]
 
+/** The group line podman adds for `q`: its group, or its user where it names none, when that is a number the group file lacks. */
+const groupLineOf = (q: UserQuery, groups: DbLines): string | undefined => {
+  if (q.user === undefined || q.user === '') return undefined
+  const group = q.group !== undefined && q.group !== '' ? q.group : q.user
+  if (!NUMERIC.test(group) || groups.some((f) => f[0] === group || f[2] === group)) return undefined
+  return `${Number(group)}:x:${Number(group)}:${q.user}`
+}
+
 /**
- * Resolves `q` against a passwd and a group database. Throws a one-line
- * Error for a name neither knows.
+ * Resolves `q` against a passwd and a group database; `workdir` is the
+ * app's working directory, the home of a uid without an entry. Throws a
+ * one-line Error for a name neither knows.
  */
-export const resolveUser = (q: UserQuery, passwd: DbLines, groups: DbLines): ResolvedUser => {
+export const resolveUser = (q: UserQuery, passwd: DbLines, groups: DbLines, workdir = '/'): ResolvedUser => {
   const named = q.user !== undefined && q.user !== ''
   const spec = named ? q.user! : '0'
   const entry = passwd.find((f) => f.length >= 4 && (NUMERIC.test(spec) ? f[2] === spec : f[0] === spec))
@@ -87,10 +101,15 @@ export const resolveUser = (q: UserQuery, passwd: DbLines, groups: DbLines): Res
     uid,
     gid,
     additionalGids: additional,
-    home: entry?.[5] || (uid === 0 ? '/root' : '/'),
+    home: entry?.[5] || (!named ? '/root' : workdir),
     ...(entry ? { name: entry[0]! } : {}),
   }
-  return entry || !named ? { user } : { user, passwdLine: `${uid}:*:${uid}:${gid}:container user:/:/bin/sh` }
+  const groupLine = groupLineOf(q, groups)
+  return {
+    user,
+    ...(entry || !named ? {} : { passwdLine: `${uid}:*:${uid}:${gid}:container user:${workdir}:/bin/sh` }),
+    ...(groupLine !== undefined ? { groupLine } : {}),
+  }
 }
 
 /**

@@ -9,7 +9,10 @@
  * - `entrypoint` replaces the image's Entrypoint and drops its Cmd;
  *   `exec` replaces Cmd, and with an Entrypoint is its arguments, never a
  *   program of its own;
- * - `env` adds to or overrides the image's Env;
+ * - the caller's proxy variables (http_proxy, https_proxy, ftp_proxy,
+ *   no_proxy, either case) override the image's Env unless the manifest's
+ *   `httpProxy` is false (podman's --http-proxy), and `env` adds to or
+ *   overrides both;
  * - the image's User and StopSignal hold unless the app gives its own.
  *
  * A pod with such an app is isolated ("isolation": "namespaces" is implied).
@@ -45,11 +48,18 @@ const userOf = (spec: string | undefined): Pick<App, 'user' | 'group'> => {
   return { ...(user ? { user } : {}), ...(group ? { group } : {}) }
 }
 
+/** The variables podman passes from its caller's environment (CONTRACT §15). */
+const PROXY_VARS = ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY', 'ftp_proxy', 'FTP_PROXY', 'no_proxy', 'NO_PROXY']
+
+/** The caller's proxy variables, unless the manifest's `httpProxy` (podman's --http-proxy=false) says not to. */
+const proxyEnv = (m: PodManifest, caller: NodeJS.ProcessEnv): Record<string, string> =>
+  (m as { httpProxy?: unknown }).httpProxy === false ? {} : Object.fromEntries(PROXY_VARS.flatMap((k) => (caller[k] !== undefined ? [[k, caller[k]!]] : [])))
+
 /** Whether `list` is podman's "none": no words at all, or one empty one. */
 const none = (list: readonly string[] | null | undefined): boolean => list == null || list.length === 0 || (list.length === 1 && list[0] === '')
 
 /** One app with its image's defaults applied; `image` becomes the digest. */
-const withImage = (dataDir: string, app: App): { app: App; image: ImageOfApp } => {
+const withImage = (dataDir: string, app: App, proxies: Record<string, string>): { app: App; image: ImageOfApp } => {
   const found = lookupImage(dataDir, app.image!)
   const config = readImageConfig(dataDir, found.record.config).config ?? {}
   const entrypoint = app.entrypoint !== undefined ? (none(app.entrypoint) ? [] : app.entrypoint) : none(config.Entrypoint) ? [] : config.Entrypoint!
@@ -59,7 +69,7 @@ const withImage = (dataDir: string, app: App): { app: App; image: ImageOfApp } =
   if (exec.length === 0) {
     throw new PodctlError('EUSAGE', `image ${app.image} has no Entrypoint or Cmd, and app ${app.name} gives no command`, `give one: podctl run --image ${app.image} -- CMD, or "exec" in the manifest`)
   }
-  const env = { ...envOf(config.Env), ...(app.env ?? {}) }
+  const env = { ...envOf(config.Env), ...proxies, ...(app.env ?? {}) }
   const user = app.user !== undefined || app.group !== undefined ? {} : userOf(config.User)
   return {
     app: {
@@ -77,10 +87,11 @@ const withImage = (dataDir: string, app: App): { app: App; image: ImageOfApp } =
 
 /**
  * The manifest with its image apps resolved, and each one's image; the
- * manifest as it was when it has none. ENOIMAGE (exit 3) for an image the
- * store does not have; EUSAGE for a user or group its image does not know.
+ * manifest as it was when it has none. `caller` is the environment the
+ * proxy variables come from. ENOIMAGE (exit 3) for an image the store
+ * does not have; EUSAGE for a user or group its image does not know.
  */
-export const resolveImageApps = async (dataDir: string, m: PodManifest): Promise<{ manifest: PodManifest; images: Map<string, ImageOfApp> }> => {
+export const resolveImageApps = async (dataDir: string, m: PodManifest, caller: NodeJS.ProcessEnv = process.env): Promise<{ manifest: PodManifest; images: Map<string, ImageOfApp> }> => {
   const images = new Map<string, ImageOfApp>()
   if (!m.apps.some((a) => a.image !== undefined)) return { manifest: m, images }
   const apps: App[] = []
@@ -89,7 +100,7 @@ export const resolveImageApps = async (dataDir: string, m: PodManifest): Promise
       apps.push(a)
       continue
     }
-    const r = withImage(dataDir, a)
+    const r = withImage(dataDir, a, proxyEnv(m, caller))
     images.set(a.name, r.image)
     apps.push(r.app)
   }
@@ -118,6 +129,10 @@ export const imageAppOwners = async (dataDir: string, m: PodManifest, named: (a:
   }
   return out
 }
+
+/** The WorkingDir of the image `digest` (an app's, as prepare recorded it): the one working directory podman makes where it is missing. */
+export const imageWorkingDir = (dataDir: string, digest: string): string | undefined =>
+  readImageConfig(dataDir, lookupImage(dataDir, digest).record.config).config?.WorkingDir || undefined
 
 /**
  * Whether the images a new pod recorded are all still in the store. Run

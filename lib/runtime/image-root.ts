@@ -12,8 +12,9 @@
  * - Else a copy of the render in the pod (`rootfs=copy`).
  *
  * Then, whichever it is, the places the runtime mounts on are made the
- * app's own (lib/runtime/mount-targets.ts), and a uid the image does not
- * list can be given its passwd line, both in the app's upper (or copy).
+ * app's own (lib/runtime/mount-targets.ts), and a uid or gid the image
+ * does not list can be given its passwd or group line, both in the app's
+ * upper (or copy).
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -78,5 +79,5 @@ export const prepareImageRoot = (render: Render, opts: ImageRootOptions): ImageR
 /** The image app's /etc/passwd and /etc/group as it will see them. */
 export const rootDb = (view: View, name: 'passwd' | 'group'): string => readFileIn(view, `/etc/${name}`, MAX_DB_BYTES) ?? ''
 
-/** Adds a passwd line for a uid the image does not list (CONTRACT §15), in the app's own upper or copy. */
-export const addPasswdLine = (view: View, line: string): void => appendLine(view, '/etc/passwd', line, MAX_DB_BYTES)
+/** Adds a line for a uid or gid the image does not list to its /etc/passwd or /etc/group (CONTRACT §15), in the app's own upper or copy. */
+export const addDbLine = (view: View, name: 'passwd' | 'group', line: string): void => appendLine(view, `/etc/${name}`, line, MAX_DB_BYTES)

@@ -27,8 +27,8 @@ import { Dir } from '../fs/dir.js'
 export interface MountTarget {
   /** Absolute, in the app's root. */
   path: string
-  /** What is made there; `workdir`: a directory made only if nothing is there (what is there is the image's, and not mounted on). */
-  kind: 'dir' | 'file' | 'workdir'
+  /** What is made there. */
+  kind: 'dir' | 'file'
 }
 
 /** Who owns what is made (the root of a pod with ids of its own). */
@@ -52,8 +52,8 @@ const cannotMake = (target: string, why: string): Error => new Error(`mount targ
 interface View {
   lstat(at: readonly string[]): fs.Stats | undefined
   readlink(at: readonly string[]): string
-  /** Makes `at` (whose parent is a directory) a directory, replacing what else is there. */
-  makeDir(at: readonly string[]): void
+  /** Makes `at` (whose parent is a directory) a directory, replacing what else is there; `owner` in the place of the view's. */
+  makeDir(at: readonly string[], owner?: TargetOwner): void
   /** Makes `at` a regular file, replacing a link, a special file or an empty directory. */
   makeFile(at: readonly string[]): void
   /** The text of the regular file `at`, at most `max` bytes; undefined if it is not one. */
@@ -135,7 +135,7 @@ const writeIn = (d: Dir, name: string, text: string): void => {
 export const rootView = (root: string, owner?: TargetOwner): View => ({
   lstat: (at) => (at.length === 0 ? fs.lstatSync(root) : inDir(root, split(at)[0], undefined, (d) => d.lstat(split(at)[1]))),
   readlink: (at) => inDir(root, split(at)[0], undefined, (d) => d.readlink(split(at)[1])),
-  makeDir: (at) => inDir(root, split(at)[0], undefined, (d) => replaceWithDir(d, split(at)[1], owner)),
+  makeDir: (at, own) => inDir(root, split(at)[0], undefined, (d) => replaceWithDir(d, split(at)[1], own ?? owner)),
   makeFile: (at) => inDir(root, split(at)[0], undefined, (d) => replaceWithFile(d, split(at)[1], owner)),
   readText: (at, max) => inDir(root, split(at)[0], undefined, (d) => readIn(d, split(at)[1], max)),
   writeText: (at, text) =>
@@ -193,10 +193,11 @@ export const layeredView = (upper: string, lower: string): View => {
 /**
  * Resolves the directories on the way to `target` in `view` (links
  * followed inside the root), making those that are missing or no
- * directory when `make`; returns the resolved components with the leaf,
- * or undefined where, without `make`, the way is not there.
+ * directory when `make` (owned by `owner`, or the view's owner); returns
+ * the resolved components with the leaf, or undefined where, without
+ * `make`, the way is not there.
  */
-const walk = (view: View, target: string, make: boolean): string[] | undefined => {
+const walk = (view: View, target: string, make: boolean, owner?: TargetOwner): string[] | undefined => {
   const todo = parts(target)
   const leaf = todo.pop()
   if (leaf === undefined || leaf === '..') throw new TargetProblem('is not a path below the root')
@@ -219,7 +220,7 @@ const walk = (view: View, target: string, make: boolean): string[] | undefined =
     }
     if (!st?.isDirectory()) {
       if (!make) return undefined
-      view.makeDir(here)
+      view.makeDir(here, owner)
     }
     at.push(name)
   }
@@ -229,8 +230,8 @@ const walk = (view: View, target: string, make: boolean): string[] | undefined =
 /** Makes `target` real in `view`; returns it resolved. */
 const claim = (view: View, target: MountTarget): string => {
   const at = walk(view, target.path, true)!
-  if (target.kind === 'dir' || (target.kind === 'workdir' && view.lstat(at) === undefined)) view.makeDir(at)
-  else if (target.kind === 'file') view.makeFile(at)
+  if (target.kind === 'dir') view.makeDir(at)
+  else view.makeFile(at)
   return `/${at.join('/')}`
 }
 
@@ -251,6 +252,20 @@ export const claimMountTargets = (view: View, targets: readonly MountTarget[]): 
     }
   }
   return out
+}
+
+/** The app's working directory `p` as podman treats it: the image's own (`make`) made where missing, given to `owner` (the app's user); another must be there. Whether it is now. */
+export const ensureWorkdir = (view: View, p: string, owner: TargetOwner | undefined, make: boolean): boolean => {
+  try {
+    const at = walk(view, p, make, owner)
+    if (at === undefined) return false
+    if (view.lstat(at) !== undefined) return true
+    if (make) view.makeDir(at, owner)
+    return make
+  } catch (er) {
+    if (er instanceof TargetProblem) throw cannotMake(p, er.message)
+    throw er
+  }
 }
 
 /** The text of the file `p` of the root in `view`, read where its links lead inside the root; undefined if there is none. */

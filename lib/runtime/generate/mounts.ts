@@ -31,7 +31,8 @@ export const systemMounts = (pod: PodFacts, privileged: boolean): Mount[] => {
     privileged ? { destination: '/dev', type: 'bind', source: '/dev', options: ['rbind'] } : DEV_TMPFS,
     // A pts gid other than one the user namespace maps would be refused.
     { destination: '/dev/pts', type: 'devpts', source: 'devpts', options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', ...(pod.idMap ? [] : ['gid=5'])] },
-    { destination: '/dev/shm', type: 'tmpfs', source: 'shm', options: ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536k'] },
+    // podman's shm_size "65536k" is read in decimal kilobytes: 65,536,000 bytes (`size=64000k` in /proc/mounts).
+    { destination: '/dev/shm', type: 'tmpfs', source: 'shm', options: ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536000'] },
     { destination: '/dev/mqueue', type: 'mqueue', source: 'mqueue', options: ['nosuid', 'noexec', 'nodev'] },
   ]
   // A new sysfs shows the network namespace of whoever mounts it; a user
@@ -48,15 +49,22 @@ export const systemMounts = (pod: PodFacts, privileged: boolean): Mount[] => {
 }
 
 /**
+ * A tmpfs as podman's --read-only-tmpfs mounts it: the image's own
+ * files there copied in (runc's `tmpcopyup`), with the mode the image's
+ * directory has.
+ */
+const tmpfsCopyUp = (destination: string): Mount => ({ destination, type: 'tmpfs', source: 'tmpfs', options: ['rw', 'rprivate', 'nosuid', 'nodev', 'tmpcopyup'] })
+
+/**
  * Where an app may write besides its volumes (CONTRACT §15): an app of
  * host programs, whose root is the pod's read-only one, gets a private
  * /tmp; an image app keeps its image's own /tmp, unless its root is
- * read-only: then /tmp, /run and /var/tmp are tmpfs, as podman's
+ * read-only: then /tmp, /var/tmp and /run are tmpfs, as podman's
  * --read-only-tmpfs gives them.
  */
 export const writableMounts = (app: AppFacts): Mount[] => {
   if (app.root.kind === 'pod') return [tmpfs('/tmp', '1777')]
-  return app.readOnlyRootFilesystem ? [tmpfs('/tmp', '1777'), tmpfs('/run', '755'), tmpfs('/var/tmp', '1777')] : []
+  return app.readOnlyRootFilesystem ? ['/tmp', '/var/tmp', '/run'].map(tmpfsCopyUp) : []
 }
 
 /** Binds, parents before what is mounted in them. */
