@@ -12,7 +12,8 @@
  * - the caller's proxy variables (http_proxy, https_proxy, ftp_proxy,
  *   no_proxy, either case) override the image's Env unless the manifest's
  *   `httpProxy` is false (podman's --http-proxy), and `env` adds to or
- *   overrides both;
+ *   overrides both (an isolated app of host programs gets them beneath
+ *   its `env` too);
  * - the image's User and StopSignal hold unless the app gives its own.
  *
  * A pod with such an app is isolated ("isolation": "namespaces" is implied).
@@ -22,8 +23,9 @@ import { readIndex, withStoreLock } from '../image/index-file.js'
 import { ensureRender } from '../image/render.js'
 import { lookupImage } from '../image/store.js'
 import { readImageConfig } from '../image/view.js'
-import type { App, PodManifest } from '../pod/manifest.js'
+import { isolationOf, type App, type PodManifest } from '../pod/manifest.js'
 import { readDb, resolveUser } from './app-users.js'
+import { proxyEnvOf } from './generate/env.js'
 
 /** What prepare learnt of an image app: the image's digest, and the name it was given by, if any. */
 export interface ImageOfApp {
@@ -48,12 +50,8 @@ const userOf = (spec: string | undefined): Pick<App, 'user' | 'group'> => {
   return { ...(user ? { user } : {}), ...(group ? { group } : {}) }
 }
 
-/** The variables podman passes from its caller's environment (CONTRACT §15). */
-const PROXY_VARS = ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY', 'ftp_proxy', 'FTP_PROXY', 'no_proxy', 'NO_PROXY']
-
 /** The caller's proxy variables, unless the manifest's `httpProxy` (podman's --http-proxy=false) says not to. */
-const proxyEnv = (m: PodManifest, caller: NodeJS.ProcessEnv): Record<string, string> =>
-  (m as { httpProxy?: unknown }).httpProxy === false ? {} : Object.fromEntries(PROXY_VARS.flatMap((k) => (caller[k] !== undefined ? [[k, caller[k]!]] : [])))
+const proxyEnv = (m: PodManifest, caller: NodeJS.ProcessEnv): Record<string, string> => (m.httpProxy === false ? {} : proxyEnvOf(caller))
 
 /** Whether `list` is podman's "none": no words at all, or one empty one. */
 const none = (list: readonly string[] | null | undefined): boolean => list == null || list.length === 0 || (list.length === 1 && list[0] === '')
@@ -93,14 +91,18 @@ const withImage = (dataDir: string, app: App, proxies: Record<string, string>): 
  */
 export const resolveImageApps = async (dataDir: string, m: PodManifest, caller: NodeJS.ProcessEnv = process.env): Promise<{ manifest: PodManifest; images: Map<string, ImageOfApp> }> => {
   const images = new Map<string, ImageOfApp>()
-  if (!m.apps.some((a) => a.image !== undefined)) return { manifest: m, images }
+  const proxies = isolationOf(m) === 'namespaces' ? proxyEnv(m, caller) : {}
+  if (!m.apps.some((a) => a.image !== undefined)) {
+    // An isolated app of host programs gets them too, beneath its own env (a pod of host processes inherits podctl's).
+    return { manifest: Object.keys(proxies).length === 0 ? m : { ...m, apps: m.apps.map((a) => ({ ...a, env: { ...proxies, ...(a.env ?? {}) } })) }, images }
+  }
   const apps: App[] = []
   for (const a of m.apps) {
     if (a.image === undefined) {
-      apps.push(a)
+      apps.push(Object.keys(proxies).length === 0 ? a : { ...a, env: { ...proxies, ...(a.env ?? {}) } })
       continue
     }
-    const r = withImage(dataDir, a, proxyEnv(m, caller))
+    const r = withImage(dataDir, a, proxies)
     images.set(a.name, r.image)
     apps.push(r.app)
   }

@@ -8,7 +8,6 @@ import { PodctlError, shortId } from '../errors.js'
 import { cpuCores, memoryBytes, networkOf, type PodManifest, type Resources } from '../pod/manifest.js'
 import { canMakeCgroups, cgroupLayout } from '../proc/cgroups.js'
 import type { PodFacts, ResourceLimits } from './generate/facts.js'
-import { proxyEnvOf } from './generate/env.js'
 import { HOST_DIRS } from './generate/root.js'
 import type { PodIds } from './userns.js'
 
@@ -84,7 +83,6 @@ export const podFacts = (m: PodManifest, input: PodFactsInput): PodFacts => {
     unified: cgroups && cgroupLayout().mode === 'v2',
     hostDirs: hostDirs(),
     privilegedApps: m.apps.some((a) => a.privileged === true),
-    proxyEnv: m.httpProxy === false ? {} : proxyEnvOf(process.env),
   }
 }
 

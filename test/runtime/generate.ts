@@ -21,7 +21,6 @@ const pod = (over: Partial<PodFacts> = {}): PodFacts => ({
   cgroups: true,
   unified: false,
   privilegedApps: false,
-  proxyEnv: {},
   hostDirs: [{ path: '/usr' }, { path: '/bin', link: 'usr/bin' }, { path: '/etc' }],
   ...over,
 })

@@ -1,9 +1,9 @@
 /**
  * An isolated app's environment, built in one place (CONTRACT §15): what
- * podman gives every container, then the caller's proxy variables
- * (unless the pod says `"httpProxy": false`), then the app's own (its
- * image's Env and the manifest's `env`, merged when the pod was
- * prepared), then podctl's own, which nothing overrides.
+ * podman gives every container, then the app's own (its image's Env,
+ * the caller's proxy variables and the manifest's `env`, merged when the
+ * pod was prepared: lib/runtime/image-apps.ts), then podctl's own, which
+ * nothing overrides.
  */
 import type { AppFacts, PodFacts } from './facts.js'
 
@@ -30,7 +30,6 @@ export const appEnvironment = (pod: PodFacts, app: AppFacts, appRoot: string): R
   HOSTNAME: pod.hostname,
   container: CONTAINER_NAME,
   HOME: app.user.home,
-  ...pod.proxyEnv,
   ...app.env,
   PODCTL_POD_UUID: app.podUuid,
   PODCTL_APP_NAME: app.name,

@@ -58,8 +58,6 @@ export interface PodFacts {
   privilegedApps: boolean
   /** The pod's generated files (none before they are written). */
   files?: PodFiles
-  /** The caller's proxy variables, passed to every app beneath its own (CONTRACT §15). */
-  proxyEnv: Readonly<Record<string, string>>
 }
 
 /** Who the app's process is, in the container's ids. */
