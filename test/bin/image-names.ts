@@ -173,7 +173,7 @@ t.test('--max-size holds for an image the store has already', async (t) => {
   const digest = ok(t, dir, ['image', 'import', `oci:${img.layout}`, '--name', 'big:1']).trim()
   const r = fails(dir, ['image', 'import', `oci:${img.layout}`, '--name', 'big:2', '--max-size', '1M'])
   t.equal(r.status, 2, { stderr: r.stderr })
-  t.match(r.stderr, /^podctl: image big:2 is refused: it unpacks to \d+ bytes, past --max-size \(1000000 bytes\)\nthe store has it from an earlier import/)
+  t.match(r.stderr, /^podctl: image big:2 is refused: it unpacks to \d+ bytes, past --max-size \(1048576 bytes\)\nthe store has it from an earlier import/)
   t.strictSame(JSON.parse(ok(t, dir, ['image', 'list', '--format', 'json'])).map((i: { name: string; tag: string }) => `${i.name}:${i.tag}`), ['big:1'], 'no new name')
   t.equal(ok(t, dir, ['image', 'import', `oci:${img.layout}`, '--name', 'big:2', '--max-size', '3M']).trim(), digest, 'under it, it is named')
 })

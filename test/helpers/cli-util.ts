@@ -239,7 +239,7 @@ export const podShapeProblems = (v: unknown): string[] => {
   intOrNull('exit_code', o.exit_code)
   if (typeof o.mutable !== 'boolean') p.push(`mutable=${JSON.stringify(o.mutable)}`)
   if (o.isolation !== 'host' && o.isolation !== 'namespaces') p.push(`isolation=${JSON.stringify(o.isolation)}`)
-  if (o.network !== 'host' && o.network !== 'none') p.push(`network=${JSON.stringify(o.network)}`)
+  if (typeof o.network !== 'string' || o.network === '') p.push(`network=${JSON.stringify(o.network)}`)
   if (o.isolation === 'host' ? o.runtime !== null : typeof o.runtime !== 'string') p.push(`runtime=${JSON.stringify(o.runtime)} with isolation ${JSON.stringify(o.isolation)}`)
   strMap('labels', o.labels)
   strMap('annotations', o.annotations)
