@@ -33,10 +33,11 @@ const PUBLISH_HINT = 'publish as [HOSTIP:]HOSTPORT:PORT[/tcp|udp], e.g. -p 8080:
 /**
  * One `-p` value as published ports: `[HOSTIP:]HOSTPORT:PORT[/PROTO]`, a
  * host IP of IPv6 in brackets (`[::1]:8080:80`), ranges of equal length on
- * both sides (`8000-8001:80-81`). EUSAGE naming the flag and what is wrong.
+ * both sides (`8000-8001:80-81`). EUSAGE naming the flag and what is
+ * wrong, with `hint` (by default, how a value is spelled).
  */
-export const parsePublish = (text: string, flag = '--publish'): PublishedPort[] => {
-  const bad = (why: string): PodctlError => new PodctlError('EUSAGE', `invalid ${flag} ${JSON.stringify(text)}: ${why}`, PUBLISH_HINT)
+export const parsePublish = (text: string, flag = '--publish', hint = PUBLISH_HINT): PublishedPort[] => {
+  const bad = (why: string): PodctlError => new PodctlError('EUSAGE', `invalid ${flag} ${JSON.stringify(text)}: ${why}`, hint)
   const port = (part: string): number => {
     const n = PORT_RE.test(part) ? Number(part) : NaN
     if (!isPort(n)) throw bad(`${JSON.stringify(part)} is not a port (1 to 65535)`)
