@@ -69,6 +69,8 @@ const valuesOf = (option: Option, dataDir: () => string, positional: string[]): 
       return [...POD_STATES.map((s) => `state=${s.replace(/ /g, '-')}`), 'name=', 'app=']
     case '--app':
       return appNames(dataDir(), positional[0])
+    case '--network':
+      return ['host', 'none', ...networkNames(dataDir())]
     default:
       return [] // a path or free text: the shell's own completion
   }

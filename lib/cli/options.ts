@@ -11,7 +11,8 @@ import type { FleetRef } from '../storage/pod-claims.js'
 import { PodctlError } from '../errors.js'
 import { sizeBytes } from '../bytes.js'
 import { digestPrefixOf, tryParseName } from '../image/reference.js'
-import { HOSTNAME_RE, MIN_CPU, MIN_MEMORY_BYTES, MIN_PIDS, NAME_RE, cpuCores } from '../pod/manifest.js'
+import { HOSTNAME_RE, MIN_CPU, MIN_MEMORY_BYTES, MIN_PIDS, NAME_RE, NETWORK_NAME_RE, cpuCores } from '../pod/manifest.js'
+import { isDnsOption, isIpAddress, isSearchDomain, parseAddHost, parsePublish, type PublishedPort } from '../pod/network-rules.js'
 import { parseNonNegativeDuration } from '../duration.js'
 import { checkDataDirTrust, checkLayout, resolveDataDir } from '../pod/layout.js'
 // Loaded for the directories of the data dir they register with
@@ -204,7 +205,15 @@ export interface PodInputOptions {
   user?: string
   /** CONTRACT §9, for a pod made from `-- CMD`. */
   isolation?: 'host' | 'namespaces'
-  network?: 'host' | 'none'
+  /** CONTRACT §14: host, none, or the networks to join (--network a,b, or --network given again). */
+  network?: string[]
+  /** -p/--publish, each value parsed (a range is several). */
+  publish?: PublishedPort[]
+  dns?: string[]
+  dnsSearch?: string[]
+  dnsOption?: string[]
+  /** NAME:IP. */
+  addHost?: string[]
   /** CONTRACT §12, for a pod made from `-- CMD`. */
   userns?: 'host' | 'private'
   memory?: string
@@ -273,6 +282,35 @@ const podFlagParsers = (command: string) => ({
     if (!HOSTNAME_RE.test(v)) throw flagError(command, '--hostname', v, 'expected a hostname: at most 64 characters, letters, digits and "-" in labels joined by "."')
     return v
   },
+  network: (v: string, previous: string[] = []): string[] => {
+    const names = [...previous, ...v.split(',')]
+    for (const [i, n] of names.entries()) {
+      if (!NETWORK_NAME_RE.test(n)) throw flagError(command, '--network', v, 'expected host, none, bridge or the name of a network (letters, digits, "_", "." and "-"), or networks to join, joined by ","')
+      if (names.indexOf(n) !== i) throw flagError(command, '--network', v, `${n} is named twice`)
+    }
+    // podman's rule: several networks are joined on the bridge; host and none are modes of their own.
+    const mode = names.find((n) => n === 'host' || n === 'none')
+    if (mode !== undefined && names.length > 1) throw flagError(command, '--network', v, `${mode} is a mode of its own: give --network ${mode} alone, or only networks to join (bridge, NAME)`)
+    return names
+  },
+  publish: (v: string, previous: PublishedPort[] = []): PublishedPort[] => [...previous, ...parsePublish(v, '--publish', flagHint(command))],
+  dns: (v: string, previous: string[] = []): string[] => {
+    if (!isIpAddress(v)) throw flagError(command, '--dns', v, 'expected the IP address of a name server (1.1.1.1, 2606:4700::1111)')
+    return [...previous, v]
+  },
+  dnsSearch: (v: string, previous: string[] = []): string[] => {
+    if (!isSearchDomain(v)) throw flagError(command, '--dns-search', v, 'expected a domain: letters, digits and "-" in labels joined by "." ("." for none)')
+    return [...previous, v]
+  },
+  dnsOption: (v: string, previous: string[] = []): string[] => {
+    if (!isDnsOption(v)) throw flagError(command, '--dns-option', v, 'expected one resolver option, such as ndots:2 or edns0')
+    return [...previous, v]
+  },
+  addHost: (v: string, previous: string[] = []): string[] => {
+    const e = parseAddHost(v)
+    if ('problem' in e) throw flagError(command, '--add-host', v, e.problem === 'must be NAME:IP' ? 'expected NAME:IP (db:10.0.0.5, db:fd00::5)' : e.problem)
+    return [...previous, v]
+  },
   httpProxy: (v: string | undefined): boolean => {
     // podman's --http-proxy is a boolean flag: alone it is true, and it takes =true or =false.
     if (v === undefined || /^(true|1)$/i.test(v)) return true
@@ -297,7 +335,12 @@ export const addPodInputOptions = (cmd: Command): Command => {
     .option('--uuid-file-save <file>', 'also write the pod UUID to this file')
     .option('--user <user[:group]>', 'with -- CMD or --image: run the app as this user (and group), by name or number (root only)')
     .addOption(new Option('--isolation <isolation>', 'with -- CMD: "host" (host processes) or "namespaces" (the pod\'s own Linux namespaces)').choices(['host', 'namespaces']))
-    .addOption(new Option('--network <network>', 'with -- CMD and --isolation namespaces, or --image: "host" or "none" (loopback only)').choices(['host', 'none']))
+    .addOption(new Option('--network <network>', 'with -- CMD and --isolation namespaces, or --image: "bridge" (the default), a network\'s NAME, several joined by ",", "host" or "none" (loopback only)').argParser(parse.network))
+    .addOption(new Option('-p, --publish <[ip:]hostPort:port[/proto]>', 'publish a port of the pod on the host (repeatable; tcp unless /udp; ranges 8000-8009:80-89)').argParser(parse.publish))
+    .addOption(new Option('--dns <ip>', 'a name server of the pod\'s /etc/resolv.conf, in the place of the host\'s (repeatable)').argParser(parse.dns))
+    .addOption(new Option('--dns-search <domain>', 'a search domain of the pod\'s /etc/resolv.conf ("." for none; repeatable)').argParser(parse.dnsSearch))
+    .addOption(new Option('--dns-option <option>', 'a resolver option of the pod\'s /etc/resolv.conf, such as ndots:2 (repeatable)').argParser(parse.dnsOption))
+    .addOption(new Option('--add-host <name:ip>', 'a line of the pod\'s /etc/hosts (repeatable)').argParser(parse.addHost))
     .addOption(new Option('--userns <mode>', 'with -- CMD and --isolation namespaces, or --image, as root: "host" or "private" (the pod\'s root is an unprivileged id range)').choices(['host', 'private']))
     .addOption(new Option('--memory <size>', 'with -- CMD and --isolation namespaces, or --image: memory limit of the pod (64m, 1g)').argParser(parse.memory))
     .addOption(new Option('--cpus <cores>', 'with -- CMD and --isolation namespaces, or --image: CPU limit, in cores (0.5, 2)').argParser(parse.cpus))

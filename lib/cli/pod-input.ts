@@ -1,7 +1,8 @@
 /**
  * The inputs that make a pod, shared by prepare and run: a manifest file,
  * stdin, `-- CMD ARGS` or `--image`, plus the flags podman users give
- * (--name, --env, --env-file, --volume, --workdir, --hostname, --rm, …).
+ * (--name, --env, --env-file, --volume, --workdir, --hostname, --rm,
+ * --network, --publish, --dns, --add-host, …).
  */
 import path from 'node:path'
 import { PodctlError } from '../errors.js'
@@ -147,12 +148,33 @@ const volumesOf = (specs: string[], command: string): Pick<PodManifest, 'volumes
   return { ...(volumes.length > 0 ? { volumes } : {}), mounts }
 }
 
+/**
+ * The network fields of --network, -p, --dns, --dns-search, --dns-option
+ * and --add-host: one network is "network", several are "networks".
+ */
+const networkFieldsOf = (opts: PodInputOptions): Partial<PodManifest> => {
+  const n = opts.network
+  return {
+    ...(n === undefined ? {} : n.length === 1 ? { network: n[0]! } : { networks: n }),
+    ...(opts.publish !== undefined ? { ports: opts.publish.map((p) => ({ hostPort: p.hostPort, containerPort: p.containerPort, protocol: p.protocol, ...(p.hostIP !== '' ? { hostIP: p.hostIP } : {}) })) } : {}),
+    ...(opts.dns !== undefined ? { dns: opts.dns } : {}),
+    ...(opts.dnsSearch !== undefined ? { dnsSearch: opts.dnsSearch } : {}),
+    ...(opts.dnsOption !== undefined ? { dnsOptions: opts.dnsOption } : {}),
+    ...(opts.addHost !== undefined ? { addHosts: opts.addHost } : {}),
+  }
+}
+
 /** Which flag (or what) made each field of a manifest built from the command line, for its problems. */
 const FLAG_OF: readonly (readonly [RegExp, string])[] = [
   [/^name\b/, '--name'],
   [/^hostname\b/, '--hostname'],
   [/^isolation\b/, '--isolation'],
-  [/^network\b/, '--network'],
+  [/^networks?\b/, '--network'],
+  [/^ports\b/, '--publish'],
+  [/^dns\b/, '--dns'],
+  [/^dnsSearch\b/, '--dns-search'],
+  [/^dnsOptions\b/, '--dns-option'],
+  [/^addHosts\b/, '--add-host'],
   [/^userns\b/, '--userns'],
   [/^resources\.memory\b/, '--memory'],
   [/^resources\.cpu\b/, '--cpus'],
@@ -182,11 +204,14 @@ const flagProblemsError = (problems: ManifestProblem[], opts: PodInputOptions, c
     const limits = p.path === 'resources' ? resourceFlags(opts) : []
     const flag = limits.length > 0 ? limits.join(', ').replace(/, ([^,]*)$/, ' and $1') : (FLAG_OF.find(([re]) => re.test(p.path))?.[1] ?? p.path)
     const needs = /needs "isolation": "namespaces"/.test(p.problem)
+    const ownNetwork = /^needs a network of the pod's own/.test(p.problem)
     if (i === 0 && needs) hint = 'add --isolation namespaces, or run an image (--image)'
+    if (i === 0 && ownNetwork) hint = 'leave --network out for the default network (bridge), or name one: --network NAME'
     if (i === 0 && flag === 'command after --' && p.path.endsWith('exec[0]')) hint = 'give an absolute path or a program on PATH'
     if (i === 0 && flag === '--user' && /^no (user|group) named|another user/.test(p.problem)) hint = 'name a user and group of this host (getent passwd, getent group); only root runs apps as another user'
+    if (ownNetwork) return `${flag} needs a network of the pod's own, not --network ${opts.network?.join(',') ?? ''}`
     if (needs) {
-      const who = p.path === 'network' ? '--network none' : p.path === 'userns' ? '--userns private' : flag
+      const who = p.path === 'network' || p.path === 'networks' ? `--network ${opts.network?.join(',') ?? ''}` : p.path === 'userns' ? '--userns private' : flag
       return `${who} ${limits.length > 1 ? 'need' : 'needs'} --isolation namespaces (${p.problem.replace(/^.*?\((.*)\)$/, '$1')})`
     }
     return `invalid ${flag}: ${p.problem}`
@@ -197,7 +222,12 @@ const flagProblemsError = (problems: ManifestProblem[], opts: PodInputOptions, c
 /** The pod-wide flags that a manifest says itself: refused beside --manifest, naming the field. */
 const MANIFEST_SAYS = [
   ['isolation', 'isolation', 'the pod its "isolation"'],
-  ['network', 'network', 'the pod its "network"'],
+  ['network', 'network', 'the pod its "network" (or "networks")'],
+  ['publish', 'publish', 'the pod its "ports"'],
+  ['dns', 'dns', 'the pod its "dns"'],
+  ['dnsSearch', 'dns-search', 'the pod its "dnsSearch"'],
+  ['dnsOption', 'dns-option', 'the pod its "dnsOptions"'],
+  ['addHost', 'add-host', 'the pod its "addHosts"'],
   ['userns', 'userns', 'the pod its "userns"'],
   ['memory', 'memory', 'the pod its "resources": {"memory": …}'],
   ['cpus', 'cpus', 'the pod its "resources": {"cpu": …}'],
@@ -234,7 +264,7 @@ export const manifestFromInputs = (opts: PodInputOptions, command: string[], com
   const podFields = (): Omit<PodManifest, 'apps'> => ({
     apiVersion: API_VERSION,
     ...(opts.isolation !== undefined ? { isolation: opts.isolation } : {}),
-    ...(opts.network !== undefined ? { network: opts.network } : {}),
+    ...networkFieldsOf(opts),
     ...(opts.userns !== undefined ? { userns: opts.userns } : {}),
     ...resourcesOf(opts),
     ...volumes,

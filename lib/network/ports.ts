@@ -1,6 +1,6 @@
 /**
- * Published ports: `-p [HOSTIP:]HOSTPORT:PORT[/tcp|udp]` as podman spells
- * it, the manifest's `ports` entries, and who holds a host port already:
+ * Published ports (their rules, `-p` and the manifest's `ports`, are
+ * lib/pod/network-rules.ts's, re-exported here), and who holds a host port already:
  * another pod of the data dir that publishes it (its record), or a process
  * of the host that listens on it (/proc/net/{tcp,tcp6,udp,udp6}, and the
  * process whose descriptor is that socket, from /proc/PID/fd). CNI's
@@ -9,119 +9,18 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import { PodctlError, shortId } from '../errors.js'
-import { Checker, describe, isObj, join, type ManifestProblem } from '../pod/manifest.js'
+import { isObj } from '../pod/manifest.js'
 import { parseIp } from './cidr.js'
+import { clashes, describeHostPort, normalizePort, type Protocol, type PublishedPort } from '../pod/network-rules.js'
 import type { PodNetworkRecord } from './records.js'
 
-export type Protocol = 'tcp' | 'udp'
+// The rules of a published port (parsing -p, the manifest's defaults, what
+// clashes) are the pod room's, so that the manifest's checks and the flags
+// of prepare and run read a port as attach does.
+export { clashes, describeHostPort, normalizePort, parsePublish, type Protocol } from '../pod/network-rules.js'
 
 /** portmap's `portMappings` entry (CNI's convention), as the manifest writes it too. */
-export interface PortMapping {
-  hostPort: number
-  containerPort: number
-  protocol: Protocol
-  /** "" for every address of the host. */
-  hostIP: string
-}
-
-const PORT_RE = /^\d{1,5}$/
-
-const port = (text: string, what: string, flag: string): number => {
-  const n = PORT_RE.test(text) ? Number(text) : NaN
-  if (!(n >= 1 && n <= 65535)) throw new PodctlError('EUSAGE', `invalid ${flag} ${JSON.stringify(what)}: ${JSON.stringify(text)} is not a port (1 to 65535)`, 'publish as [HOSTIP:]HOSTPORT:PORT[/tcp|udp], e.g. -p 8080:80')
-  return n
-}
-
-/** A port or a range of ports (`8000-8009`). */
-const ports = (text: string, what: string, flag: string): number[] => {
-  const m = /^(\d+)-(\d+)$/.exec(text)
-  if (!m) return [port(text, what, flag)]
-  const a = port(m[1]!, what, flag)
-  const b = port(m[2]!, what, flag)
-  if (b < a) throw new PodctlError('EUSAGE', `invalid ${flag} ${JSON.stringify(what)}: the range ${text} ends before it starts`)
-  return Array.from({ length: b - a + 1 }, (_, i) => a + i)
-}
-
-/**
- * One `-p` value as port mappings: `[HOSTIP:]HOSTPORT:PORT[/PROTO]`, a host
- * IP of IPv6 in brackets (`[::1]:8080:80`), ranges of equal length on both
- * sides (`8000-8001:80-81`). EUSAGE naming what is wrong.
- */
-export const parsePublish = (text: string, flag = '--publish'): PortMapping[] => {
-  const bad = (why: string): PodctlError => new PodctlError('EUSAGE', `invalid ${flag} ${JSON.stringify(text)}: ${why}`, 'publish as [HOSTIP:]HOSTPORT:PORT[/tcp|udp], e.g. -p 8080:80 or -p 127.0.0.1:5353:53/udp')
-  let rest = text
-  let protocol: Protocol = 'tcp'
-  const slash = rest.lastIndexOf('/')
-  if (slash >= 0) {
-    const p = rest.slice(slash + 1)
-    if (p !== 'tcp' && p !== 'udp') throw bad(`the protocol must be tcp or udp, not ${JSON.stringify(p)}`)
-    protocol = p
-    rest = rest.slice(0, slash)
-  }
-  let hostIP = ''
-  const v6 = /^\[([^\]]*)\]:(.*)$/.exec(rest)
-  if (v6) {
-    hostIP = v6[1]!
-    rest = v6[2]!
-    if (parseIp(hostIP)?.family !== 6) throw bad(`${JSON.stringify(hostIP)} is not an IPv6 address`)
-  }
-  const parts = rest.split(':')
-  if (!v6 && parts.length === 3) {
-    hostIP = parts.shift()!
-    if (hostIP !== '' && parseIp(hostIP)?.family !== 4) throw bad(`${JSON.stringify(hostIP)} is not an IP address (an IPv6 address goes in brackets: [::1]:8080:80)`)
-  }
-  if (parts.length !== 2) throw bad(parts.length === 1 ? 'it names no host port: give HOSTPORT:PORT' : 'too many ":"')
-  if (parts[0] === '') throw bad('it names no host port: give HOSTPORT:PORT')
-  const host = ports(parts[0]!, text, flag)
-  const cont = ports(parts[1]!, text, flag)
-  if (host.length !== cont.length) throw bad(`the host range has ${host.length} ports and the pod's ${cont.length}`)
-  if (hostIP === '0.0.0.0' || hostIP === '::') hostIP = ''
-  return host.map((h, i) => ({ hostPort: h, containerPort: cont[i]!, protocol, hostIP }))
-}
-
-const PORT_FIELDS = ['hostPort', 'containerPort', 'protocol', 'hostIP']
-const isPort = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 65535
-
-/** The problems of a manifest's `ports` (at `at`): a list of {hostPort, containerPort, protocol, hostIP}, no host port twice. */
-export const portsProblems = (value: unknown, at = 'ports'): ManifestProblem[] => {
-  const c = new Checker()
-  if (!Array.isArray(value)) {
-    c.add(at, `must be an array of {"hostPort", "containerPort", "protocol", "hostIP"}, not ${describe(value)}`)
-    return c.problems
-  }
-  const seen: PortMapping[] = []
-  for (const [i, p] of value.entries()) {
-    const pat = join(at, i)
-    if (!isObj(p)) {
-      c.add(pat, `must be an object, not ${describe(p)}`)
-      continue
-    }
-    c.fields(p, pat, PORT_FIELDS)
-    if (!isPort(p.hostPort)) c.add(join(pat, 'hostPort'), `must be a port, 1 to 65535, not ${describe(p.hostPort)}`)
-    if (!isPort(p.containerPort)) c.add(join(pat, 'containerPort'), `must be a port, 1 to 65535, not ${describe(p.containerPort)}`)
-    if (p.protocol !== undefined && p.protocol !== 'tcp' && p.protocol !== 'udp') c.add(join(pat, 'protocol'), `must be "tcp" or "udp", not ${describe(p.protocol)}`)
-    if (p.hostIP !== undefined && (typeof p.hostIP !== 'string' || (p.hostIP !== '' && parseIp(p.hostIP) === undefined))) c.add(join(pat, 'hostIP'), `must be an IP address of the host, or "" for all, not ${describe(p.hostIP)}`)
-    if (isPort(p.hostPort) && isPort(p.containerPort)) {
-      const m = normalizePort(p as unknown as Partial<PortMapping> & { hostPort: number; containerPort: number })
-      const twin = seen.find((s) => clashes(s, m))
-      if (twin) c.add(join(pat, 'hostPort'), `${m.hostPort}/${m.protocol} is published twice`)
-      seen.push(m)
-    }
-  }
-  return c.problems
-}
-
-/** A manifest entry with its defaults: tcp, every address. */
-export const normalizePort = (p: Partial<PortMapping> & { hostPort: number; containerPort: number }): PortMapping => {
-  const hostIP = p.hostIP === undefined || p.hostIP === '0.0.0.0' || p.hostIP === '::' ? '' : p.hostIP
-  return { hostPort: p.hostPort, containerPort: p.containerPort, protocol: p.protocol ?? 'tcp', hostIP }
-}
-
-/** Whether two mappings want one host port: the same number and protocol, on the same address or one of them on all. */
-export const clashes = (a: PortMapping, b: PortMapping): boolean => a.hostPort === b.hostPort && a.protocol === b.protocol && (a.hostIP === '' || b.hostIP === '' || a.hostIP === b.hostIP)
-
-/** `8080/tcp`, `127.0.0.1:8080/tcp`: a host port in messages. */
-export const describeHostPort = (p: PortMapping): string => `${p.hostIP === '' ? '' : p.hostIP.includes(':') ? `[${p.hostIP}]:` : `${p.hostIP}:`}${p.hostPort}/${p.protocol}`
+export type PortMapping = PublishedPort
 
 /** A socket of the host bound to a port: its address ("" for any), and its inode. */
 interface HostSocket {

@@ -13,6 +13,7 @@ import { unlessNotFound } from '../errors.js'
 import { writeFileAtomic } from '../fs/atomic.js'
 import { DIR_MODE } from '../fs/modes.js'
 import { readOwnFile } from '../fs/read.js'
+import type { NetworkAttachment } from '../pod/record.js'
 import { parseIp } from './cidr.js'
 import type { CapabilityArgs, CniResult, Conflist } from './cni.js'
 import { networksDir, recordFile, recordsDir } from './layout.js'
@@ -60,14 +61,8 @@ export interface PodNetworkRecord {
   attachments: AttachmentRecord[]
 }
 
-/** What `list`, `status` and the lead's pod JSON show of one attachment (CONTRACT §14). */
-export interface Attachment {
-  name: string
-  ip: string | null
-  ip6: string | null
-  iface: string
-  mac: string | null
-}
+/** What `list`, `status` and the pod JSON show of one attachment (CONTRACT §14): the pod record's type, which the runtime writes into pod.json. */
+export type Attachment = NetworkAttachment
 
 /** Creates networks/ and networks/pods/ if missing. */
 export const ensureRecordsDir = (dataDir: string): void => {

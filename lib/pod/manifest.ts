@@ -15,6 +15,7 @@ import { PodctlError, oneLine } from '../errors.js'
 import { MAX_MANIFEST_BYTES } from '../fs/read.js'
 import { capabilityName } from '../proc/capabilities.js'
 import { ID_NAME_RE } from '../proc/users.js'
+import { clashes, describeHostPort, isDnsOption, isIpAddress, isPort, isSearchDomain, normalizePort, parseAddHost, type Protocol, type PublishedPort } from './network-rules.js'
 
 export const API_VERSION = 'podctl/v1'
 export { MAX_MANIFEST_BYTES }
@@ -452,6 +453,92 @@ const checkApp = (c: Checker, a: unknown, at: string, volumeNames: Set<string> |
   }
 }
 
+/** Why a pod of host processes cannot have a network of its own. */
+const HOST_NETWORK = "host processes have the host's network"
+/** The fields that only a pod with a network of its own can honour (CONTRACT §14). */
+const OWN_NETWORK_FIELDS = ['ports', 'dns', 'dnsSearch', 'dnsOptions', 'addHosts'] as const
+const PORT_FIELDS = ['hostPort', 'containerPort', 'protocol', 'hostIP'] as const
+
+/** The manifest's `ports`: {hostPort, containerPort, protocol, hostIP} entries (lib/pod/network-rules.ts), no host port twice. */
+const checkPorts = (c: Checker, v: unknown, at: string): void => {
+  if (!Array.isArray(v)) return c.add(at, `must be an array of {"hostPort", "containerPort", "protocol", "hostIP"}, not ${describe(v)}`)
+  const seen: PublishedPort[] = []
+  v.forEach((p: unknown, i) => {
+    const pat = join(at, i)
+    if (!isObj(p)) return c.add(pat, `must be an object, not ${describe(p)}`)
+    c.fields(p, pat, PORT_FIELDS)
+    if (!isPort(p.hostPort)) c.add(join(pat, 'hostPort'), `must be a port, 1 to 65535, not ${describe(p.hostPort)}`)
+    if (!isPort(p.containerPort)) c.add(join(pat, 'containerPort'), `must be a port, 1 to 65535, not ${describe(p.containerPort)}`)
+    const protocolOk = p.protocol === undefined || p.protocol === 'tcp' || p.protocol === 'udp'
+    if (!protocolOk) c.add(join(pat, 'protocol'), `must be "tcp" or "udp", not ${describe(p.protocol)}`)
+    const hostIPOk = p.hostIP === undefined || (typeof p.hostIP === 'string' && (p.hostIP === '' || isIpAddress(p.hostIP)))
+    if (!hostIPOk) c.add(join(pat, 'hostIP'), `must be an IP address of the host, or "" for all, not ${describe(p.hostIP)}`)
+    if (!isPort(p.hostPort) || !isPort(p.containerPort) || !protocolOk || !hostIPOk) return
+    const m = normalizePort(p as { hostPort: number; containerPort: number; protocol?: Protocol; hostIP?: string })
+    if (seen.some((s) => clashes(s, m))) c.add(join(pat, 'hostPort'), `host port ${describeHostPort(m)} is published twice`)
+    seen.push(m)
+  })
+}
+
+/** A list of strings, each of which `problem` finds nothing wrong with. */
+const checkList = (c: Checker, v: unknown, at: string, what: string, problem: (s: string) => string | undefined): void => {
+  if (!Array.isArray(v)) return c.add(at, `must be an array of ${what}, not ${describe(v)}`)
+  v.forEach((s: unknown, i) => {
+    if (!c.string(s, join(at, i))) return
+    const bad = problem(s)
+    if (bad !== undefined) c.add(join(at, i), bad)
+  })
+}
+
+/**
+ * The network fields (CONTRACT §14): `network` (a mode or a network),
+ * `networks` (several networks, in its place), and what needs a network
+ * of the pod's own: `ports`, `dns`, `dnsSearch`, `dnsOptions`, `addHosts`.
+ * Whether a named network exists is the runtime's question, at prepare.
+ */
+const checkNetworkFields = (c: Checker, value: Obj): void => {
+  const isolated = value.isolation === 'namespaces' || (value.isolation === undefined && Array.isArray(value.apps) && value.apps.some((a: unknown) => isObj(a) && a.image !== undefined))
+  const networkOk = value.network === undefined || (typeof value.network === 'string' && NETWORK_NAME_RE.test(value.network))
+  if (!networkOk) c.add('network', `must be "host", "none", "bridge" or the name of a network, not ${describe(value.network)}`)
+  else if (value.network !== undefined && value.network !== 'host' && !isolated) {
+    // Only a pod with its own namespaces can have its own network.
+    c.add('network', `${JSON.stringify(value.network)} needs "isolation": "namespaces" (${HOST_NETWORK})`)
+  }
+  if (value.networks !== undefined) {
+    if (value.network !== undefined) c.add('networks', 'give "network" or "networks", not both')
+    if (!Array.isArray(value.networks) || value.networks.length === 0) {
+      c.add('networks', `must be a non-empty array of network names ("bridge", or a network's), not ${Array.isArray(value.networks) ? 'an empty array' : describe(value.networks)}`)
+    } else {
+      const seen = new Set<string>()
+      value.networks.forEach((n: unknown, i) => {
+        const at = join('networks', i)
+        if (typeof n !== 'string' || !NETWORK_NAME_RE.test(n)) c.add(at, `must be "bridge" or the name of a network, not ${describe(n)}`)
+        else if (n === 'host' || n === 'none') c.add(at, `"${n}" is not a network to join beside others: give "network": "${n}" alone`)
+        else if (seen.has(n)) c.add(at, `${JSON.stringify(n)} is named twice`)
+        if (typeof n === 'string') seen.add(n)
+      })
+      if (!isolated) c.add('networks', `needs "isolation": "namespaces" (${HOST_NETWORK})`)
+    }
+  }
+  if (value.ports !== undefined) checkPorts(c, value.ports, 'ports')
+  if (value.dns !== undefined) checkList(c, value.dns, 'dns', 'IP addresses', (s) => (isIpAddress(s) ? undefined : `${JSON.stringify(s)} is not an IP address`))
+  if (value.dnsSearch !== undefined) {
+    checkList(c, value.dnsSearch, 'dnsSearch', 'domains', (s) => (isSearchDomain(s) ? undefined : `${JSON.stringify(s)} is not a domain (letters, digits and "-" in labels joined by "."; "." for none)`))
+  }
+  if (value.dnsOptions !== undefined) {
+    checkList(c, value.dnsOptions, 'dnsOptions', 'resolver options', (s) => (isDnsOption(s) ? undefined : `${JSON.stringify(s)} is not a resolver option (one word such as "ndots:2" or "edns0", without "#" or ";")`))
+  }
+  if (value.addHosts !== undefined) checkList(c, value.addHosts, 'addHosts', '"NAME:IP" entries', (s) => {
+    const e = parseAddHost(s)
+    return 'problem' in e ? e.problem : undefined
+  })
+  // A pod of host processes is told so by containerOnlyProblems; an isolated one on the host's network or none here.
+  const own = value.networks !== undefined ? undefined : networkOk && typeof value.network === 'string' && (value.network === 'host' || value.network === 'none') ? value.network : undefined
+  if (isolated && own !== undefined) {
+    for (const f of OWN_NETWORK_FIELDS) if (value[f] !== undefined) c.add(f, `needs a network of the pod's own ("bridge" or a network's name), not "network": "${own}"`)
+  }
+}
+
 /**
  * What only an isolated pod can do (CONTRACT §12: resources, capabilities,
  * seccomp, a private user namespace) asked of a pod of host processes:
@@ -462,6 +549,7 @@ const containerOnlyProblems = (c: Checker, value: Obj): void => {
   if (value.resources !== undefined) c.add('resources', needs)
   if (value.userns === 'private') c.add('userns', needs)
   if (value.hostname !== undefined) c.add('hostname', 'needs "isolation": "namespaces" (host processes have the host\'s hostname)')
+  for (const f of OWN_NETWORK_FIELDS) if (value[f] !== undefined) c.add(f, `needs "isolation": "namespaces" (${HOST_NETWORK})`)
   if (!Array.isArray(value.apps)) return
   value.apps.forEach((a: unknown, i) => {
     if (!isObj(a)) return
@@ -488,18 +576,7 @@ export const manifestProblems = (value: unknown, opts: ValidateOptions = {}): Ma
   if (value.isolation !== undefined && !ISOLATIONS.includes(value.isolation as Isolation)) {
     c.add('isolation', `must be "host" or "namespaces", not ${describe(value.isolation)}`)
   }
-  if (value.network !== undefined && !(typeof value.network === 'string' && NETWORK_NAME_RE.test(value.network))) {
-    c.add('network', `must be "host", "none", "bridge" or the name of a network, not ${describe(value.network)}`)
-  } else if (value.network !== undefined && value.network !== 'host' && isolationOf(value as Pick<PodManifest, 'isolation'>) !== 'namespaces' && !(Array.isArray(value.apps) && value.apps.some((a: unknown) => isObj(a) && a.image !== undefined))) {
-    // Only a pod with its own namespaces can have its own network.
-    c.add('network', `${JSON.stringify(value.network)} needs "isolation": "namespaces"`)
-  }
-  if (value.networks !== undefined) {
-    if (value.network !== undefined) c.add('networks', 'give "network" or "networks", not both')
-    if (!Array.isArray(value.networks) || value.networks.length === 0 || !value.networks.every((n: unknown) => typeof n === 'string' && NETWORK_NAME_RE.test(n) && n !== 'host' && n !== 'none')) {
-      c.add('networks', `must be a non-empty list of network names ("bridge", or a network's), not ${describe(value.networks)}`)
-    }
-  }
+  checkNetworkFields(c, value)
 
   if (value.userns !== undefined && value.userns !== 'host' && value.userns !== 'private') {
     c.add('userns', `must be "host" or "private", not ${describe(value.userns)}`)

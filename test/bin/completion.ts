@@ -63,6 +63,8 @@ t.test('bash: subcommands, options, values, pods and apps', { skip: hasBash ? fa
   t.teardown(() => void delete process.env.PODCTL_CNI_CONFIG_DIR)
   t.same(ask('network', 'inspect', ''), ['bridge', 'front', 'lab'], "networks: the default, the data dir's, the operator's")
   t.same(ask('network', 'rm', 'front', 'f'), ['front'], 'rm takes several')
+  t.same(ask('run', '--network', ''), ['bridge', 'front', 'host', 'lab', 'none'], "run --network: the modes and the networks")
+  t.same(ask('prepare', '--network', '=', 'f'), ['front'], 'prepare --network=f')
 })
 
 t.test('zsh and fish scripts; an unknown shell is exit 2', async (t) => {

@@ -1,6 +1,7 @@
 // podman's flags of prepare and run (CONTRACT §15), black box: -v/--volume
 // (and -v before a command, the version), flag errors in the flags' words,
-// -e KEY and --env-file, -w, --hostname, --rm, --http-proxy; and an
+// -e KEY and --env-file, -w, --hostname, --rm, --http-proxy; the network
+// flags (CONTRACT §14: --network, -p, --dns*, --add-host); and an
 // argument with a NUL byte, which only a caller in this process can pass.
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
@@ -9,6 +10,7 @@ import path from 'node:path'
 import { main } from '../../lib/cli/main.js'
 import { BIN, STACK_RE, UUID_RE, pollUntil, type Test } from '../helpers/common.js'
 import { podctl, type Result } from '../helpers/cli-util.js'
+import { containersMissing } from '../helpers/containers.js'
 
 const VERSION = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
 
@@ -176,6 +178,85 @@ t.test('--rm: the pod is removed once it has exited, in the foreground and detac
   const kept = podctl(dir, ['run', '--', 'true'])
   t.equal(kept.status, 0)
   t.equal(podctl(dir, ['list', '-q']).stdout.split('\n').filter(Boolean).length, 1, 'without --rm, the pod stays')
+})
+
+t.test('--network, -p, --dns, --dns-search, --dns-option, --add-host: the manifest\'s network fields', { skip: containersMissing() }, async (t) => {
+  const base = t.testdir({ 'net.d': { '10-front.conflist': '{"cniVersion": "1.0.0", "name": "front", "plugins": [{"type": "bridge", "bridge": "podctltest0"}]}' } })
+  const dir = path.join(base, 'data')
+  // front is an operator's network: prepare may check that a network exists.
+  const env = { ...process.env, PODCTL_CNI_CONFIG_DIR: path.join(base, 'net.d') }
+  const iso = (...args: string[]): Record<string, any> => prepared(t, dir, ['--isolation', 'namespaces', ...args, '--', 'true'], env)
+  t.equal(iso().network, undefined, 'no --network: the manifest says nothing, and the pod is on the default network')
+  t.equal(iso('--network', 'bridge').network, 'bridge', 'one network is "network"')
+  t.equal(iso('--network', 'none').network, 'none')
+  t.strictSame(iso('--network', 'bridge,front').networks, ['bridge', 'front'], 'several, joined by ",", are "networks"')
+  t.strictSame(iso('--network', 'front', '--network', 'bridge').networks, ['front', 'bridge'], 'or --network given again, in order')
+  const m = iso('-p', '8080:80', '--publish', '127.0.0.1:5353:53/udp', '-p', '[::1]:9000-9001:90-91', '--dns', '1.1.1.1', '--dns', '2606:4700::1111', '--dns-search', 'example.com', '--dns-option', 'ndots:2', '--dns-option', 'edns0', '--add-host', 'db:10.0.0.5', '--add-host', 'db6:fd00::5')
+  t.strictSame(m.ports, [
+    { hostPort: 8080, containerPort: 80, protocol: 'tcp' },
+    { hostPort: 5353, containerPort: 53, protocol: 'udp', hostIP: '127.0.0.1' },
+    { hostPort: 9000, containerPort: 90, protocol: 'tcp', hostIP: '::1' },
+    { hostPort: 9001, containerPort: 91, protocol: 'tcp', hostIP: '::1' },
+  ])
+  t.strictSame([m.dns, m.dnsSearch, m.dnsOptions, m.addHosts], [['1.1.1.1', '2606:4700::1111'], ['example.com'], ['ndots:2', 'edns0'], ['db:10.0.0.5', 'db6:fd00::5']])
+})
+
+t.test('the network flags refuse what the manifest would, in the flags\' words (exit 2, nothing made)', async (t) => {
+  const dir = path.join(t.testdir({}), 'data')
+  const page = (cmd: string): RegExp => new RegExp(`\\nsee podctl ${cmd} --help, or Documentation/subcommands/${cmd}\\.md\\n$`)
+  const cases: [string[], RegExp][] = [
+    [['--network', 'a b'], /^podctl: invalid --network "a b": expected host, none, bridge or the name of a network/],
+    [['--network', 'front,,back'], /^podctl: invalid --network "front,,back": expected host, none, bridge or the name of a network/],
+    [['--network', 'front,front'], /^podctl: invalid --network "front,front": front is named twice\n/],
+    [['--network', 'front', '--network', 'front'], /^podctl: invalid --network "front": front is named twice\n/],
+    [['--network', 'bridge,none'], /^podctl: invalid --network "bridge,none": none is a mode of its own: give --network none alone/],
+    [['--network', 'host', '--network', 'front'], /^podctl: invalid --network "front": host is a mode of its own/],
+    [['-p', '80'], /^podctl: invalid --publish "80": it names no host port: give HOSTPORT:PORT\n/],
+    [['-p', '8080:80/sctp'], /^podctl: invalid --publish "8080:80\/sctp": the protocol must be tcp or udp, not "sctp"\n/],
+    [['--publish', '1.2.3:80:80'], /^podctl: invalid --publish "1\.2\.3:80:80": "1\.2\.3" is not an IP address/],
+    [['-p', '70000:80'], /^podctl: invalid --publish "70000:80": "70000" is not a port \(1 to 65535\)\n/],
+    [['--dns', 'dns.example'], /^podctl: invalid --dns "dns\.example": expected the IP address of a name server/],
+    [['--dns-search', 'a_b'], /^podctl: invalid --dns-search "a_b": expected a domain/],
+    [['--dns-option', 'a b'], /^podctl: invalid --dns-option "a b": expected one resolver option/],
+    [['--add-host', 'db'], /^podctl: invalid --add-host "db": expected NAME:IP \(db:10\.0\.0\.5, db:fd00::5\)\n/],
+    [['--add-host', 'db:[::1]'], /^podctl: invalid --add-host "db:\[::1\]": "\[::1\]" is not an IP address\n/],
+    [['--add-host', 'a b:10.0.0.5'], /^podctl: invalid --add-host "a b:10\.0\.0\.5": "a b" is not a host name/],
+    [['--isolation', 'namespaces', '-p', '8080:80', '-p', '8080:81'], /^podctl: invalid --publish: host port 8080\/tcp is published twice\n/],
+  ]
+  for (const cmd of ['run', 'prepare']) {
+    for (const [flags, says] of cases) {
+      const r = podctl(dir, [cmd, ...flags, '--', 'true'])
+      refused(t, r, says, `${cmd} ${flags.join(' ')}`)
+      t.match(r.stderr, page(cmd), `${cmd} ${flags.join(' ')}: points at ${cmd}.md`)
+      t.notMatch(r.stderr, /manifest|"network"/, `${cmd} ${flags.join(' ')}: says nothing of a manifest`)
+    }
+  }
+  // What needs a network of the pod's own: not the host's (host processes, or --network host), nor none.
+  refused(t, podctl(dir, ['run', '-p', '8080:80', '--dns', '1.1.1.1', '--', 'true']), /^podctl: --publish needs --isolation namespaces \(host processes have the host's network\); --dns needs --isolation namespaces \(host processes have the host's network\)\nadd --isolation namespaces, or run an image \(--image\)\n$/, '-p and --dns of a host pod')
+  refused(t, podctl(dir, ['run', '--network', 'front', '--', 'true']), /^podctl: --network front needs --isolation namespaces \(host processes have the host's network\)\n/, 'a network of a host pod')
+  refused(t, podctl(dir, ['run', '--network', 'bridge,front', '--', 'true']), /^podctl: --network bridge,front needs --isolation namespaces/, 'networks of a host pod')
+  for (const mode of ['host', 'none']) {
+    const flags = ['--isolation', 'namespaces', '--network', mode, '-p', '8080:80', '--dns-search', 'example.com', '--dns-option', 'ndots:1', '--add-host', 'db:10.0.0.5']
+    refused(
+      t,
+      podctl(dir, ['prepare', ...flags, '--', 'true']),
+      new RegExp(`^podctl: --publish needs a network of the pod's own, not --network ${mode}; --dns-search needs [^;]*; --dns-option needs [^;]*; --add-host needs a network of the pod's own, not --network ${mode}\\nleave --network out for the default network \\(bridge\\), or name one: --network NAME\\n$`),
+      `--network ${mode}`,
+    )
+  }
+  // Beside --manifest, the manifest says it.
+  for (const [flag, value, field] of [
+    ['--network', 'bridge', '"network" \\(or "networks"\\)'],
+    ['-p', '8080:80', '"ports"'],
+    ['--dns', '1.1.1.1', '"dns"'],
+    ['--dns-search', 'example.com', '"dnsSearch"'],
+    ['--dns-option', 'ndots:2', '"dnsOptions"'],
+    ['--add-host', 'db:10.0.0.5', '"addHosts"'],
+  ] as const) {
+    const long = flag === '-p' ? '--publish' : flag
+    refused(t, podctl(dir, ['prepare', '--manifest', '-', flag, value], { input: '{}' }), new RegExp(`^podctl: ${long} is for a pod made from a command after -- or from --image\\nin a manifest, give the pod its ${field}\\n$`), `${flag} beside --manifest`)
+  }
+  t.equal(fs.existsSync(path.join(dir, 'pods')), false, 'nothing was made')
 })
 
 t.test('an argument with a NUL byte is a usage error (2), whichever it is', async (t) => {

@@ -188,6 +188,7 @@ export const POD_KEYS = [
   'mutable',
   'isolation',
   'network',
+  'networks',
   'runtime',
   'exit_code',
   'labels',
@@ -239,7 +240,14 @@ export const podShapeProblems = (v: unknown): string[] => {
   intOrNull('exit_code', o.exit_code)
   if (typeof o.mutable !== 'boolean') p.push(`mutable=${JSON.stringify(o.mutable)}`)
   if (o.isolation !== 'host' && o.isolation !== 'namespaces') p.push(`isolation=${JSON.stringify(o.isolation)}`)
-  if (typeof o.network !== 'string' || o.network === '') p.push(`network=${JSON.stringify(o.network)}`)
+  // host, none, or the (first) network it joins: bridge, or a network's name (CONTRACT §14).
+  if (typeof o.network !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(o.network)) p.push(`network=${JSON.stringify(o.network)}`)
+  const strOrNull = (x: unknown): boolean => x === null || typeof x === 'string'
+  const attachment = (a: unknown): boolean => {
+    const x = a as Record<string, unknown>
+    return a !== null && typeof a === 'object' && JSON.stringify(Object.keys(x).sort()) === '["iface","ip","ip6","mac","name"]' && typeof x.name === 'string' && typeof x.iface === 'string' && strOrNull(x.ip) && strOrNull(x.ip6) && strOrNull(x.mac)
+  }
+  if (o.networks !== null && !(Array.isArray(o.networks) && o.networks.every(attachment))) p.push(`networks=${JSON.stringify(o.networks)} is not null or a list of {name, ip, ip6, iface, mac}`)
   if (o.isolation === 'host' ? o.runtime !== null : typeof o.runtime !== 'string') p.push(`runtime=${JSON.stringify(o.runtime)} with isolation ${JSON.stringify(o.isolation)}`)
   strMap('labels', o.labels)
   strMap('annotations', o.annotations)

@@ -1,50 +1,12 @@
-// Published ports (lib/network/ports.ts): podman's -p spelling, the
-// manifest's ports, and who holds a host port: a real listening socket of
-// this process, and another pod's record.
+// Who holds a host port (lib/network/ports.ts): a real listening socket of
+// this process, and another pod's record. The rules of -p and of the
+// manifest's ports are the pod room's: test/pod/network-rules.ts and
+// test/pod/manifest.ts.
 import t from 'tap'
 import net from 'node:net'
 import dgram from 'node:dgram'
-import { checkPortsFree, parsePublish, portHolder, portsProblems } from '../../lib/network/ports.js'
+import { checkPortsFree, portHolder } from '../../lib/network/ports.js'
 import type { PodNetworkRecord } from '../../lib/network/records.js'
-
-t.test('-p as podman spells it', async (t) => {
-  t.same(parsePublish('8080:80'), [{ hostPort: 8080, containerPort: 80, protocol: 'tcp', hostIP: '' }])
-  t.same(parsePublish('127.0.0.1:5353:53/udp'), [{ hostPort: 5353, containerPort: 53, protocol: 'udp', hostIP: '127.0.0.1' }])
-  t.same(parsePublish('[::1]:8443:443/tcp'), [{ hostPort: 8443, containerPort: 443, protocol: 'tcp', hostIP: '::1' }])
-  t.same(parsePublish('0.0.0.0:80:80'), [{ hostPort: 80, containerPort: 80, protocol: 'tcp', hostIP: '' }], 'every address is ""')
-  t.same(parsePublish('8000-8001:90-91').map((m) => [m.hostPort, m.containerPort]), [[8000, 90], [8001, 91]])
-  for (const [bad, why] of [
-    ['80', /names no host port/],
-    [':80', /names no host port/],
-    ['8080:80/sctp', /tcp or udp/],
-    ['0:80', /not a port/],
-    ['65536:80', /not a port/],
-    ['8080:x', /not a port/],
-    ['1.2.3:8080:80', /not an IP address/],
-    ['::1:8080:80', /too many ":"|not an IP/],
-    ['[1.2.3.4]:8080:80', /not an IPv6 address/],
-    ['8000-8002:80-81', /3 ports and the pod's 2/],
-    ['8002-8000:80', /ends before it starts/],
-  ] as const) {
-    t.throws(() => parsePublish(bad), { code: 'EUSAGE', message: why }, bad)
-  }
-})
-
-t.test("the manifest's ports", async (t) => {
-  t.same(portsProblems([{ hostPort: 8080, containerPort: 80 }, { hostPort: 8080, containerPort: 80, protocol: 'udp', hostIP: '10.0.0.1' }]), [])
-  t.same(
-    portsProblems([{ hostPort: 0, containerPort: 80, protocol: 'sctp', hostIP: 'x', extra: 1 }, 'p', { hostPort: 9, containerPort: 9 }, { hostPort: 9, containerPort: 10, hostIP: '10.0.0.1' }]).map((p) => `${p.path}: ${p.problem}`),
-    [
-      'ports[0].extra: unknown field (allowed: hostPort, containerPort, protocol, hostIP)',
-      'ports[0].hostPort: must be a port, 1 to 65535, not number 0',
-      'ports[0].protocol: must be "tcp" or "udp", not string "sctp"',
-      'ports[0].hostIP: must be an IP address of the host, or "" for all, not string "x"',
-      'ports[1]: must be an object, not string "p"',
-      'ports[3].hostPort: 9/tcp is published twice',
-    ],
-  )
-  t.match(portsProblems({}), [{ path: 'ports', problem: /must be an array/ }])
-})
 
 const record = (uuid: string, name: string, ports: unknown[]): PodNetworkRecord => ({
   uuid,
