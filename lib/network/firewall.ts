@@ -16,7 +16,9 @@
  *   first, from whichever network: what is published is public;
  * - to 127.0.0.0/8 from it: dropped in INPUT. portmap turns on
  *   route_localnet on a bridge that publishes ports, which would let a pod
- *   that can forge packets reach the host's loopback services;
+ *   that can forge packets reach the host's loopback services; only the
+ *   replies of a connection the host made to a published port at
+ *   127.0.0.1 pass (conntrack: DNAT, reply direction);
  * - masquerade of what leaves its subnet.
  *
  * Rules vanish with a reboot; `rules.json` notes the boot and the rules it
@@ -83,7 +85,8 @@ export const rulesText = (tag: string, nets: readonly FirewallNet[], family: Fam
     filter.push(`-A ${c.fwd} -i ${b} -o ${BRIDGE_PREFIX}+ -j DROP`)
     filter.push(`-A ${c.fwd} -i ${b} -j ${n.internal ? 'DROP' : 'ACCEPT'}`)
     filter.push(`-A ${c.fwd} -o ${b} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`)
-    if (family === 4) filter.push(`-A ${c.input} -i ${b} -d 127.0.0.0/8 -j DROP`)
+    // The replies of the host's own connections to a published port at 127.0.0.1 come back to 127.0.0.1 (portmap's SNAT undone): let those in.
+    if (family === 4) filter.push(`-A ${c.input} -i ${b} -d 127.0.0.0/8 -m conntrack --ctstate DNAT --ctdir REPLY -j ACCEPT`, `-A ${c.input} -i ${b} -d 127.0.0.0/8 -j DROP`)
     if (!n.internal) nat.push(`-A ${c.nat} -s ${s} ! -d ${s} -j MASQUERADE`)
   }
   return `${[...filter, 'COMMIT', ...nat, 'COMMIT'].join('\n')}\n`

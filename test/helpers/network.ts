@@ -2,8 +2,9 @@
 // CNI networks (root, the plugins, ip, iptables), a data dir whose bridges,
 // firewall chains and namespaces are removed after the test, and looks at
 // the host that do not go through the library (ip, iptables-save).
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
+import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { ensureDataDir } from '../../lib/pod/layout.js'
@@ -15,6 +16,10 @@ import { allRecords } from '../../lib/network/records.js'
 import { gcNetworks } from '../../lib/network/attach.js'
 import { findPlugin } from '../../lib/network/cni.js'
 import { toolPath } from '../../lib/network/tool.js'
+import { defaultRouteDevice } from '../../lib/network/host.js'
+import { portHolder } from '../../lib/network/ports.js'
+import { podctl } from './cli-util.js'
+import { killPodsIn } from './containers.js'
 import type { Test } from './common.js'
 
 const run = (cmd: string, args: string[], input?: string) => spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, PATH: toolPath() }, ...(input !== undefined ? { input } : {}) })
@@ -111,4 +116,70 @@ export const hostAddress = (): string | undefined => {
     if (a) return a.address
   }
   return undefined
+}
+
+/** The host's IPv4 address on the interface of its default route: where other hosts reach it. */
+export const defaultRouteAddress = (): string | undefined => {
+  const dev = defaultRouteDevice()
+  return dev === undefined ? undefined : os.networkInterfaces()[dev]?.find((a) => a.family === 'IPv4' && !a.internal)?.address
+}
+
+/** A host port (tcp) nobody holds now, and no pod of `records` publishes. */
+export const freeHostPort = (): number => {
+  for (;;) {
+    const p = 20000 + Math.floor(Math.random() * 20000)
+    if (portHolder({ hostPort: p, containerPort: 1, protocol: 'tcp', hostIP: '' }, []) === undefined) return p
+  }
+}
+
+/**
+ * A data dir for pods on networks, in a sticky /tmp (CONTRACT §10), whose
+ * pods are stopped after the test (what is left of them killed), then its
+ * networking taken down (DEL from its records, its bridges, its chains),
+ * then removed.
+ */
+export const podsDataDir = (t: Test): string => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'podctl-net-'))
+  const dir = path.join(base, 'data')
+  t.teardown(async () => {
+    const r = podctl(dir, ['list', '--format', 'json'])
+    if (r.status === 0) {
+      const running = (JSON.parse(r.stdout) as { uuid: string; state: string }[]).filter((p) => p.state === 'running').map((p) => p.uuid)
+      if (running.length > 0) podctl(dir, ['stop', '--force', ...running])
+    }
+    killPodsIn(dir)
+    await teardownNetworking(dir)
+    fs.rmSync(base, { recursive: true, force: true })
+  })
+  return dir
+}
+
+/** What a TCP connection to host:port reads before the other end closes (trimmed), or the error's code ('timeout' after `ms`). */
+export const fetchText = (host: string, port: number, ms = 3000): Promise<string> =>
+  new Promise((resolve) => {
+    const s = net.connect({ host, port, timeout: ms })
+    let got = ''
+    s.on('data', (b) => (got += b.toString()))
+    s.on('end', () => resolve(got.trim()))
+    s.on('timeout', () => {
+      s.destroy()
+      resolve('timeout')
+    })
+    s.on('error', (er: NodeJS.ErrnoException) => resolve(er.code ?? 'error'))
+  })
+
+/**
+ * A TCP server on `host` (an ephemeral port) that answers `answer`, in a
+ * process of its own (the test's event loop waits while a pod runs
+ * through spawnSync); killed at teardown. Its port and pid.
+ */
+export const hostServer = async (t: Test, host: string, answer: string): Promise<{ port: number; pid: number }> => {
+  const js = `require('net').createServer((c) => c.end(${JSON.stringify(answer)})).listen(0, ${JSON.stringify(host)}, function () { console.log(this.address().port) })`
+  const child = spawn(process.execPath, ['-e', js], { stdio: ['ignore', 'pipe', 'inherit'] })
+  t.teardown(() => void child.kill('SIGKILL'))
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (b: Buffer) => resolve(Number(b.toString().trim())))
+    child.once('exit', (code) => reject(new Error(`the host's server exited with ${code}`)))
+  })
+  return { port, pid: child.pid! }
 }

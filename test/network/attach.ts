@@ -149,6 +149,7 @@ t.test("a published port is answered from the host's own address, and no longer 
   await attach(dataDir, { uuid, netns, networks: [{ name: 'bridge', ports: [{ hostPort: port, containerPort: 8080, protocol: 'tcp', hostIP: '' }] }], hostname: 'web' }, env)
   await serveIn(t, netns, 8080, 'pong')
   t.equal(await fetchText(host!, port), 'pong', `${host}:${port} reaches the pod's 8080`)
+  t.equal(await fetchText('127.0.0.1', port), 'pong', `127.0.0.1:${port} too (the replies are not taken for a pod's packets to the host's loopback)`)
   await detach(dataDir, uuid, env)
   t.not(await fetchText(host!, port), 'pong', 'nothing answers once the pod is gone')
 })
