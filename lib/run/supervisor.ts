@@ -41,6 +41,12 @@ export interface SupervisorOptions {
   /** This process's standard input and terminal may be its apps' (`stdin`, `tty`): a foreground run. */
   interactive?: boolean
   logMaxBytes?: number
+  /**
+   * Called once the pod's isolation is up (its infra on its networks, ports
+   * published), before any app starts: where `run --detach` answers, so
+   * that a port another holds fails the command, not only the pod.
+   */
+  onRuntimeStarted?: () => void
 }
 
 /** The apps of the types in `mask`, in manifest order. */
@@ -156,6 +162,7 @@ export class Supervisor {
     try {
       this.#save()
       await this.#startRuntime()
+      this.#opts.onRuntimeStarted?.()
       const initOk = await this.#runInitApps()
       if (initOk && !this.#stopping) await this.#runRegularApps()
       else this.#record.ready_at = null
@@ -224,6 +231,7 @@ export class Supervisor {
     this.#runtime = runtime
     this.#record.holder_pid = runtime.holder.pid
     this.#record.holder_start = runtime.holder.start
+    this.#record.networks = runtime.networks.length > 0 ? runtime.networks : null
     this.#save()
   }
 
@@ -516,6 +524,8 @@ export class Supervisor {
     this.#record.ready_at = null
     this.#record.holder_pid = null
     this.#record.holder_start = null
+    // Off its networks once it has ended (the runtime's close detaches it).
+    this.#record.networks = null
     for (const a of this.#record.apps) if (a.state !== 'running') a.pid_start = null
     this.#save()
     return code
