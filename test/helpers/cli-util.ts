@@ -7,6 +7,7 @@
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { createPod, podFromUUIDString, preparePod, type PodManifest } from '../../lib/index.js'
+import { noteDataDir } from './network-sweep.js'
 import { BIN, TIME_RE, UUID_RE, manifest, type Teardown, type Test } from './common.js'
 
 export interface Result {
@@ -38,8 +39,11 @@ export const launcher = (argv: string[], coverage = true): [string, string[]] =>
   ['-u', 'NODE_OPTIONS', ...(coverage ? [] : ['-u', 'NODE_V8_COVERAGE']), process.execPath, ...argv],
 ]
 
-export const argvFor = (dir: string | undefined, args: readonly string[]): string[] =>
-  dir === undefined ? [BIN, ...args] : [BIN, '--dir', dir, ...args]
+export const argvFor = (dir: string | undefined, args: readonly string[]): string[] => {
+  if (dir === undefined) return [BIN, ...args]
+  noteDataDir(dir)
+  return [BIN, '--dir', dir, ...args]
+}
 
 /** Runs `podctl [--dir dir] args...` synchronously. */
 export const podctl = (dir: string | undefined, args: string[], opts: RunOptions = {}): Result => {

@@ -9,7 +9,6 @@ import os from 'node:os'
 import path from 'node:path'
 import { ensureDataDir } from '../../lib/pod/layout.js'
 import { bridgeOf } from '../../lib/network/config.js'
-import { dataDirTag } from '../../lib/network/firewall.js'
 import { DEFAULT_PLUGIN_DIRS, networkEnv, type NetworkEnv } from '../../lib/network/layout.js'
 import { ownNetworks } from '../../lib/network/networks.js'
 import { allRecords } from '../../lib/network/records.js'
@@ -19,6 +18,7 @@ import { toolPath } from '../../lib/network/tool.js'
 import { defaultRouteDevice } from '../../lib/network/host.js'
 import { portHolder } from '../../lib/network/ports.js'
 import { podctl } from './cli-util.js'
+import { removeNetworkingOf } from './network-sweep.js'
 import { killPodsIn } from './containers.js'
 import type { Test } from './common.js'
 
@@ -74,22 +74,8 @@ export const teardownNetworking = async (dir: string): Promise<void> => {
   // Whatever a failed test left attached: DEL from the records (portmap's rules, the addresses).
   await gcNetworks(dir, networkEnv({ configDir: '/nonexistent' }, {}), { alive: () => false }).catch(() => {})
   for (const rec of allRecords(dir)) if (rec.netns.startsWith('/run/netns/podctl-')) run('ip', ['netns', 'del', path.basename(rec.netns)])
-  for (const n of ownNetworks(dir)) {
-    if ('damaged' in n) continue
-    const b = bridgeOf(n.conflist)
-    if (b !== undefined && fs.existsSync(`/sys/class/net/${b}`)) run('ip', ['link', 'del', b])
-  }
-  const tag = dataDirTag(dir)
-  for (const [ipt, jumps] of [
-    ['iptables', [['filter', 'FORWARD', `PODCTL-FWD-${tag}`], ['filter', 'INPUT', `PODCTL-IN-${tag}`], ['nat', 'POSTROUTING', `PODCTL-NAT-${tag}`]]],
-    ['ip6tables', [['filter', 'FORWARD', `PODCTL-FWD-${tag}`], ['nat', 'POSTROUTING', `PODCTL-NAT-${tag}`]]],
-  ] as const) {
-    for (const [table, from, chain] of jumps) {
-      while (run(ipt, ['-w', '-t', table, '-D', from, '-m', 'comment', '--comment', 'podctl networks', '-j', chain]).status === 0);
-      run(ipt, ['-w', '-t', table, '-F', chain])
-      run(ipt, ['-w', '-t', table, '-X', chain])
-    }
-  }
+  const bridges = ownNetworks(dir).flatMap((n) => ('damaged' in n ? [] : (bridgeOf(n.conflist) ?? [])))
+  removeNetworkingOf(dir, bridges)
 }
 
 /** Every line of iptables-save (v4 and v6) that holds `text`. */
