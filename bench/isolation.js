@@ -26,9 +26,14 @@ const BIN = path.resolve(here, '..', 'bin', 'podctl')
  * since the infra it joined is gone.
  */
 const equivalentBundle = (dataDir, work) => {
-  const pods = path.join(dataDir, 'pods', 'run')
-  const [uuid] = fs.readdirSync(pods).length ? fs.readdirSync(pods) : fs.readdirSync(path.join(dataDir, 'pods', 'exited-garbage'))
-  const podDir = fs.existsSync(path.join(pods, uuid)) ? path.join(pods, uuid) : path.join(dataDir, 'pods', 'exited-garbage', uuid)
+  // The isolated pod: the one with bundles (the host pod beside it has none).
+  const podDir = ['run', 'exited-garbage']
+    .flatMap((state) => {
+      const d = path.join(dataDir, 'pods', state)
+      return fs.existsSync(d) ? fs.readdirSync(d).map((u) => path.join(d, u)) : []
+    })
+    .find((d) => fs.existsSync(path.join(d, 'bundles')))
+  if (podDir === undefined) throw new Error(`no isolated pod in ${dataDir}`)
   const bundles = path.join(podDir, 'bundles')
   const app = fs.readdirSync(bundles).find((n) => !n.startsWith('.'))
   const config = JSON.parse(fs.readFileSync(path.join(bundles, app, 'config.json'), 'utf8'))
