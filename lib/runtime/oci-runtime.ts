@@ -180,9 +180,12 @@ export class OciRuntime implements PodRuntime {
     runtime.once('exit', () => clearInterval(timer))
   }
 
-  /** Ends the pod, then takes it off its networks (what a DEL leaves, gc deletes). */
+  /**
+   * Ends the pod and takes it off its networks at once: CNI's DEL works
+   * with the namespace there or gone, and a foreground `run` waits for
+   * both (what a DEL leaves, gc deletes).
+   */
   async close(): Promise<void> {
-    await this.#containers.close()
-    await this.#network?.leave().catch(() => {})
+    await Promise.all([this.#containers.close(), this.#network?.leave().catch(() => {})])
   }
 }

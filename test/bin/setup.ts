@@ -64,5 +64,17 @@ t.test('the first `npx podctl run -- echo hello` of a fresh clone takes under 3 
   }
   t.equal(fs.statSync(path.join(clone, 'dist', 'bundle', 'main.js')).mtimeMs, built, 'dist/ was not rebuilt')
   const best = Math.min(...runs.map((x) => x.seconds))
-  t.ok(best < 3, `took ${runs.map((x) => `${x.seconds.toFixed(2)} s`).join(', then ')}`)
+  const took = runs.map((x) => `${x.seconds.toFixed(2)} s`).join(', then ')
+  if (best < 3) t.pass(`the first run took ${took}: under 3 s`)
+  else {
+    // Slower than 3 s when the rest of npm test loads both cores (8 s seen
+    // at load 7, 2.2 s at load 4): then it is held against a run with the
+    // warm cache just after, which does no first-run work. A rebuild (the
+    // bug) is ten times that.
+    const started = process.hrtime.bigint()
+    const warm = spawnSync('npx', ['podctl', 'run', '--', 'echo', 'hello'], { cwd: clone, encoding: 'utf8', env: { ...env, npm_config_cache: runs.at(-1)!.cache, npm_config_update_notifier: 'false', PODCTL_DIR: path.join(base, 'data') } })
+    const warmSeconds = Number(process.hrtime.bigint() - started) / 1e9
+    t.equal(warm.status, 0, warm.stderr)
+    t.ok(best <= 1.5 * warmSeconds, `the first run took ${took} on a busy machine, a run with a warm cache ${warmSeconds.toFixed(2)} s: at most 1.5 times that`)
+  }
 })
