@@ -17,6 +17,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { median, round, timeSpawn } from './lib/measure.js'
+import { removeNetworking } from './lib/network-cleanup.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const BIN = path.resolve(here, '..', 'bin', 'podctl')
@@ -47,9 +48,6 @@ export const measureNetworkPods = async ({ reps = 21, pods = 250, log = (s) => p
     return undefined
   }
   const { attachmentsOf } = await import('../dist/lib/network/attach.js')
-  const { ownNetworks } = await import('../dist/lib/network/networks.js')
-  const { bridgeOf } = await import('../dist/lib/network/config.js')
-  const { dataDirTag } = await import('../dist/lib/network/firewall.js')
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'podctl-bench-netpods-'))
   fs.chmodSync(work, 0o700)
   const dir = path.join(work, 'data')
@@ -129,16 +127,7 @@ export const measureNetworkPods = async ({ reps = 21, pods = 250, log = (s) => p
     // Whatever still runs, then the data dir's bridge and chains, then the files.
     if (uuids.length > 0) podctl(['stop', '--force', ...uuids])
     podctl(['gc', '--grace-period', '0s'])
-    for (const n of ownNetworks(dir)) {
-      const b = 'conflist' in n ? bridgeOf(n.conflist) : undefined
-      if (b) timeSpawn('ip', ['link', 'del', b])
-    }
-    const tag = dataDirTag(dir)
-    for (const [table, from, chain] of [['filter', 'FORWARD', `PODCTL-FWD-${tag}`], ['filter', 'INPUT', `PODCTL-IN-${tag}`], ['nat', 'POSTROUTING', `PODCTL-NAT-${tag}`]]) {
-      timeSpawn('iptables', ['-w', '-t', table, '-D', from, '-m', 'comment', '--comment', 'podctl networks', '-j', chain])
-      timeSpawn('iptables', ['-w', '-t', table, '-F', chain])
-      timeSpawn('iptables', ['-w', '-t', table, '-X', chain])
-    }
+    await removeNetworking(dir)
     fs.rmSync(work, { recursive: true, force: true })
   }
 }

@@ -20,6 +20,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { median, round } from './lib/measure.js'
+import { removeNetworking } from './lib/network-cleanup.js'
 
 const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6
 
@@ -45,9 +46,7 @@ export const measureNetwork = async ({ reps = 20, log = (s) => process.stderr.wr
   const { attach, detach, createPodNetns } = await import('../dist/lib/network/attach.js')
   const { networkEnv, DEFAULT_PLUGIN_DIRS } = await import('../dist/lib/network/layout.js')
   const { findPlugin, addList, delList } = await import('../dist/lib/network/cni.js')
-  const { findNetwork, ownNetworks } = await import('../dist/lib/network/networks.js')
-  const { bridgeOf } = await import('../dist/lib/network/config.js')
-  const { dataDirTag } = await import('../dist/lib/network/firewall.js')
+  const { findNetwork } = await import('../dist/lib/network/networks.js')
   if (findPlugin('bridge', DEFAULT_PLUGIN_DIRS) === undefined) {
     log('network: skipped, no CNI plugins (containernetworking-plugins)')
     return undefined
@@ -143,16 +142,7 @@ export const measureNetwork = async ({ reps = 20, log = (s) => process.stderr.wr
     return out
   } finally {
     // The data dir's bridge and chains, then the files.
-    for (const n of ownNetworks(dataDir)) {
-      const b = 'conflist' in n ? bridgeOf(n.conflist) : undefined
-      if (b) spawnSync('ip', ['link', 'del', b])
-    }
-    const tag = dataDirTag(dataDir)
-    for (const [table, from, chain] of [['filter', 'FORWARD', `PODCTL-FWD-${tag}`], ['filter', 'INPUT', `PODCTL-IN-${tag}`], ['nat', 'POSTROUTING', `PODCTL-NAT-${tag}`]]) {
-      spawnSync('iptables', ['-w', '-t', table, '-D', from, '-m', 'comment', '--comment', 'podctl networks', '-j', chain])
-      spawnSync('iptables', ['-w', '-t', table, '-F', chain])
-      spawnSync('iptables', ['-w', '-t', table, '-X', chain])
-    }
+    await removeNetworking(dataDir)
     fs.rmSync(work, { recursive: true, force: true })
   }
 }
