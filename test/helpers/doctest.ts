@@ -305,7 +305,8 @@ export const docTest = (n: number, of: number): void => {
       const bin = path.join(cwd, '.doctest-bin')
       fs.mkdirSync(bin, { recursive: true })
       // Without tap's NODE_OPTIONS (processinfo puts its loader back into every child's environment, bash's too), as test/helpers/cli-util.ts runs podctl.
-      fs.writeFileSync(path.join(bin, 'podctl'), `#!/bin/sh\nexec /usr/bin/env -u NODE_OPTIONS ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 })
+      // And without NODE_EXTRA_CA_CERTS, whose parsing is half of each Node start here (cli-util.ts says why).
+      fs.writeFileSync(path.join(bin, 'podctl'), `#!/bin/sh\nexec /usr/bin/env -u NODE_OPTIONS -u NODE_EXTRA_CA_CERTS ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 })
       const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}`, PODCTL_DIR: data, HOME: cwd }
       for (const k of ['NODE_OPTIONS', 'FORCE_COLOR', 'NO_COLOR']) delete env[k]
       const shell = new Shell(cwd, env)
