@@ -448,7 +448,7 @@ const main = async () => {
     printRunTable(process.stdout, run)
   }
   if (isolation) {
-    process.stdout.write(`\nisolation: run -- /bin/true ${isolation.host_ms} ms, bare ${isolation.runtime} run ${isolation.runc_ms} ms, run --isolation namespaces -- /bin/true ${isolation.namespaces_ms} ms (target ≤ run + 2 × ${isolation.runtime} = ${isolation.budget_ms} ms: ${isolation.pass ? 'PASS' : 'MISS'}; medians of ${isolation.reps})\n`)
+    process.stdout.write(`\nisolation: run -- /bin/true ${isolation.host_ms} ms, bare ${isolation.runtime} run ${isolation.runc_ms} ms, run --isolation namespaces --network none -- /bin/true ${isolation.namespaces_none_ms} ms (target ≤ run + 2 × ${isolation.runtime} = ${isolation.budget_ms} ms: ${isolation.pass ? 'PASS' : 'MISS'}), on bridge ${isolation.namespaces_ms} ms; medians of ${isolation.reps}\n`)
   }
   if (network) {
     process.stdout.write(`\nnetwork: ADD ${network.add_ms} ms on a bridge pod's way up (target ≤ 60 ms over network none: ${network.pass ? 'PASS' : 'MISS'}), ${network.netns_add_ms} ms with a namespace of podctl's own; DEL ${network.del_ms} ms; CPU of the programs run per pod ${network.netns_cpu_ms} + ${network.add_cpu_ms} ms; medians of ${network.reps}\n`)
