@@ -18,6 +18,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { median, round, timeSpawn } from './lib/measure.js'
+import { removeNetworking } from './lib/network-cleanup.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const BIN = path.resolve(here, '..', 'bin', 'podctl')
@@ -96,6 +97,8 @@ export const measureIsolation = async ({ reps = 31, log = (s) => process.stderr.
     log(`isolation: run -- /bin/true ${out.host_ms} ms, bare ${runtime.name} run ${out.runc_ms} ms, run --isolation namespaces --network none -- /bin/true ${out.namespaces_none_ms} ms (target ≤ ${out.budget_ms} ms: ${out.pass ? 'PASS' : 'MISS'}), on the default network (bridge) ${out.namespaces_ms} ms`)
     return out
   } finally {
+    // The default network's bridge and chains (its pods are gone), then the files.
+    await removeNetworking(dir)
     fs.rmSync(work, { recursive: true, force: true })
   }
 }
