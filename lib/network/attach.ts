@@ -23,6 +23,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError, errnoCode, shortId } from '../errors.js'
+import { sweepDeadTemporaries } from '../fs/atomic.js'
 import { acquireLockIn } from '../lock/with-lock.js'
 import { isLocked } from '../pod/locks.js'
 import { procStart, sameProcess } from '../proc/identity.js'
@@ -30,7 +31,7 @@ import { parseIp } from './cidr.js'
 import { activePlugins, addList, delList, type CallTarget, type CniResult } from './cni.js'
 import { hostHosts, hostResolvConf, hostnameFile, hostsFile, resolvConf, rewriteInPlace, writeEtcFiles, type HostsPeer, type ResolvOptions } from './etc-files.js'
 import { rulesCurrent, applyRules } from './firewall.js'
-import { DEFAULT_NETWORK, ipamDir, podNetworkLock, type NetworkEnv } from './layout.js'
+import { DEFAULT_NETWORK, ipamDir, podNetworkLock, recordsDir, type NetworkEnv } from './layout.js'
 import { checkRoute, findNetwork, firewallNets, ownNetworks, withNetworksLock, type Network } from './networks.js'
 import { makePodNetns, podNetnsPath, removePodNetns } from './netns.js'
 import { checkPortsFree, clashes, describeHostPort, normalizePort, type PortMapping } from './ports.js'
@@ -356,6 +357,8 @@ export const gcNetworks = async (dataDir: string, env: NetworkEnv, opts: { alive
       out.failed.push({ uuid, reason: (er as Error).message })
     }
   }
+  // A record's write killed before its rename leaves its temporary.
+  sweepDeadTemporaries(recordsDir(dataDir))
   // A damaged record accounts for nothing: its addresses are freed by container id like a lost one's.
   const recorded = new Set(allRecords(dataDir).map((r) => r.uuid))
   const networks = new Map(ownNetworks(dataDir).flatMap((n) => ('damaged' in n ? [] : [[n.info.name, n] as const])))
