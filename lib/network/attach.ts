@@ -262,7 +262,14 @@ const delRecord = async (dataDir: string, rec: PodNetworkRecord, env: NetworkEnv
     try {
       await waitForPlugin(a.running, env.timeoutMs)
       a.running = null
-      await delList(a.config, target(rec, a, netns), a.capabilityArgs, a.result ?? undefined, env)
+      try {
+        await delList(a.config, target(rec, a, netns), a.capabilityArgs, a.result ?? undefined, env)
+      } catch (er) {
+        // The namespace can go while the plugins work in it (the pod's infra
+        // ending at the same time): then again without it, as for a pod gone.
+        if (netns === '' || netnsForDel(rec) !== '') throw er
+        await delList(a.config, target(rec, a, ''), a.capabilityArgs, a.result ?? undefined, env)
+      }
       rec.attachments = rec.attachments.filter((x) => x !== a)
     } catch (er) {
       first ??= er
