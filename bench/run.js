@@ -30,6 +30,11 @@
 //                               skipped without the etcd binary)
 //   BENCH_KEEP=1                keep the temp data dirs (prints where)
 //   BENCH_ISOLATION=0           skip the isolation benchmark (bench/isolation.js)
+//   BENCH_NETWORK=0             skip the network benchmark (bench/network.js:
+//                               a default-network pod's namespace, ADD and DEL)
+//   BENCH_NETWORK_PODS=0        skip the network pods benchmark (bench/network-pods.js:
+//                               run -- /bin/true on bridge against network none,
+//                               and BENCH_NETWORK_PODS_N=250 bridge pods at once)
 //   BENCH_IMAGES=0              skip the image benchmark (bench/images.js:
 //                               import vs tar -x, peak memory of a ~500 MB
 //                               import, renders found again, disk of 100
@@ -54,6 +59,8 @@ import { formatStreaming, measureStreaming } from './stream.js'
 import { controllerRows, formatControllerTable, measureController } from './controller.js'
 import { printRunTable, runBenchmarks } from './run-bench.js'
 import { measureIsolation } from './isolation.js'
+import { measureNetwork } from './network.js'
+import { measureNetworkPods } from './network-pods.js'
 import { measureImages } from './images.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -346,6 +353,10 @@ const main = async () => {
   const run = RUN ? await runBenchmarks({ dataDir: path.join(root, 'run'), log }) : undefined
   // Isolated pods: their run against a plain one and a bare runtime run, interleaved.
   const isolation = process.env.BENCH_ISOLATION !== '0' ? await measureIsolation({ log }) : undefined
+  // Networks: what a bridge pod pays in the network room's steps.
+  const network = process.env.BENCH_NETWORK !== '0' ? await measureNetwork({ log }) : undefined
+  // Whole pods on networks: bridge against none, and many at once.
+  const networkPods = process.env.BENCH_NETWORK_PODS !== '0' ? await measureNetworkPods({ pods: Number(process.env.BENCH_NETWORK_PODS_N ?? 250), log }) : undefined
   // Images: import against tar -x, memory, renders found again, disk of app roots.
   const images = process.env.BENCH_IMAGES !== '0' ? await measureImages({ reps: Number(process.env.BENCH_IMAGES_REPS ?? 3), log }) : undefined
   load.push({ at: 'end', loadavg: os.loadavg().map((x) => round(x, 2)) })
@@ -437,8 +448,15 @@ const main = async () => {
     printRunTable(process.stdout, run)
   }
   if (isolation) {
-    process.stdout.write(`\nisolation: run -- /bin/true ${isolation.host_ms} ms, bare ${isolation.runtime} run ${isolation.runc_ms} ms, run --isolation namespaces -- /bin/true ${isolation.namespaces_ms} ms (target ≤ run + 2 × ${isolation.runtime} = ${isolation.budget_ms} ms: ${isolation.pass ? 'PASS' : 'MISS'}; medians of ${isolation.reps})\n`)
+    process.stdout.write(`\nisolation: run -- /bin/true ${isolation.host_ms} ms, bare ${isolation.runtime} run ${isolation.runc_ms} ms, run --isolation namespaces --network none -- /bin/true ${isolation.namespaces_none_ms} ms (target ≤ run + 2 × ${isolation.runtime} = ${isolation.budget_ms} ms: ${isolation.pass ? 'PASS' : 'MISS'}), on bridge ${isolation.namespaces_ms} ms; medians of ${isolation.reps}\n`)
   }
+  if (network) {
+    process.stdout.write(`\nnetwork: ADD ${network.add_ms} ms on a bridge pod's way up (target ≤ 60 ms over network none: ${network.pass ? 'PASS' : 'MISS'}), ${network.netns_add_ms} ms with a namespace of podctl's own; DEL ${network.del_ms} ms; CPU of the programs run per pod ${network.netns_cpu_ms} + ${network.add_cpu_ms} ms; medians of ${network.reps}\n`)
+  }
+  if (networkPods) {
+    process.stdout.write(`\nnetwork pods: run --isolation namespaces -- /bin/true on bridge ${networkPods.bridge_ms} ms, network none ${networkPods.none_ms} ms (target bridge ≤ none + 60 ms: ${networkPods.pass ? 'PASS' : 'MISS'}; medians of ${networkPods.reps}); ${networkPods.pods_running} of ${networkPods.pods_asked} bridge pods running at once, ${networkPods.pods_with_address} with an address, started in ${networkPods.start_s} s, stopped in ${networkPods.stop_s} s, removed in ${networkPods.rm_s} s (${networkPods.pass_many ? 'PASS' : 'MISS'})\n`)
+  }
+
   if (images) {
     const pass = (ok) => (ok ? 'PASS' : 'MISS')
     process.stdout.write(`\nimages: import of a ${images.import_image_mb} MB image ${images.import_ms} ms, tar -xzf of its layers ${images.tar_ms} ms: ${images.import_ratio}× (target ≤ 1.5: ${pass(images.import_ratio <= 1.5)})\n`)
@@ -455,6 +473,8 @@ const main = async () => {
     duration_s: round((Date.now() - started) / 1000),
     machine,
     isolation,
+    network,
+    network_pods: networkPods,
     images,
     config: { sizes: SIZES, reps: REPS, per_round: PER_ROUND, gc_reps: GC_REPS, gc_n: GC_N, io_reps: IO_REPS },
     table: rows.map((r) => ({ ...r, median: round(r.median), floor: round(r.floor), ratio: round(r.ratio, 3) })),

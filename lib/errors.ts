@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'ENOPOD' // no such pod, or an ambiguous prefix
   | 'ENOVOLUME' // no such volume (persistent, or of the pod)
   | 'ENOIMAGE' // no such image (name, or digest prefix), or an ambiguous prefix
+  | 'ENONETWORK' // no such network
   | 'EBADSTATE' // the pod is not in a state that allows the operation
   | 'ECHANGED' // the pod changed state under us: we lost a race
   | 'EIMMUTABLE' // a mutable-pod operation on an immutable pod
@@ -19,6 +20,7 @@ const EXIT_CODES: Record<ErrorCode, number> = {
   ENOPOD: 3,
   ENOVOLUME: 3,
   ENOIMAGE: 3,
+  ENONETWORK: 3,
   EBADSTATE: 4,
   ECHANGED: 4,
   EIMMUTABLE: 4,

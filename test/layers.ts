@@ -22,11 +22,12 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   storage: ['base', 'fs', 'proc', 'lock', 'pod', 'cluster', 'election'], // lib/storage/: claims, classes, volumes, the binder over a ClaimStore
   volume: ['base', 'fs', 'proc', 'lock', 'pod', 'storage'],
   image: ['base', 'fs', 'proc', 'lock', 'pod'], // lib/image/: the image store, imports, renders, app roots
-  runtime: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'cluster'], // lib/runtime/: host processes or an OCI runtime
-  run: ['base', 'fs', 'proc', 'lock', 'pod', 'storage', 'volume', 'image', 'runtime', 'cluster'],
-  controller: ['base', 'fs', 'proc', 'lock', 'pod', 'election', 'storage', 'volume', 'image', 'runtime', 'cluster'],
-  cli: ['base', 'fs', 'proc', 'lock', 'pod', 'election', 'storage', 'volume', 'image', 'runtime', 'run', 'controller', 'cluster'],
-  library: ['base', 'fs', 'proc', 'lock', 'pod', 'election', 'storage', 'volume', 'image', 'runtime', 'run', 'controller', 'cluster'], // lib/index.ts
+  network: ['base', 'fs', 'proc', 'lock', 'pod', 'storage', 'volume', 'image'], // lib/network/: CNI networks, a pod's attachments, its /etc files
+  runtime: ['base', 'fs', 'proc', 'lock', 'pod', 'volume', 'image', 'cluster', 'network'], // lib/runtime/: host processes or an OCI runtime
+  run: ['base', 'fs', 'proc', 'lock', 'pod', 'storage', 'volume', 'image', 'runtime', 'cluster', 'network'],
+  controller: ['base', 'fs', 'proc', 'lock', 'pod', 'election', 'storage', 'volume', 'image', 'runtime', 'cluster', 'network'],
+  cli: ['base', 'fs', 'proc', 'lock', 'pod', 'election', 'storage', 'volume', 'image', 'runtime', 'run', 'controller', 'cluster', 'network'],
+  library: ['base', 'fs', 'proc', 'lock', 'pod', 'election', 'storage', 'volume', 'image', 'runtime', 'run', 'controller', 'cluster', 'network'], // lib/index.ts
   build: [], // lib/build/: the bundler and its shims
 }
 

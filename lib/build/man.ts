@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Marked } from 'marked'
+import { Marked, type RendererExtension, type Tokens } from 'marked'
 import markedMan from 'marked-man'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
@@ -46,12 +46,131 @@ const pages: { name: string; doc: string; args: string[] }[] = [
     .map((f) => ({ name: `podctl-${f.slice(0, -3)}`, doc: path.join(docs, 'subcommands', f), args: [f.slice(0, -3)] })),
 ]
 
+/*
+ * What marked-man leaves wrong, and man pages must get right at 80
+ * columns: its tables are tbl boxes of one line per row, which overprint
+ * once a row is wider than the terminal; its code blocks keep lines of
+ * any length; with its `breaks` every source line of a list item is a
+ * line of its own; and quotes in code spans stay HTML entities (marked
+ * escapes them, marked-man decodes only <, > and &).
+ */
+
+/** Columns a code block's line may take: 80, less the page's indent (7) and the block's (2), less a margin for a list's indent. */
+const CODE_WIDTH = 68
+
+/**
+ * A code block's line folded to CODE_WIDTH at spaces (a word longer than
+ * that is cut). A shell command (`$ ...`) is folded with a trailing `\`,
+ * so that what a reader copies still runs; its continuations and those of
+ * output are indented two more columns.
+ */
+const fold = (line: string): string[] => {
+  const command = /^\s*\$ /.test(line)
+  const indent = ' '.repeat(Math.min((/^\s*/.exec(line)?.[0].length ?? 0) + 2, CODE_WIDTH / 2))
+  const lines: string[] = []
+  let rest = line
+  while (rest.length > CODE_WIDTH) {
+    const room = command ? CODE_WIDTH - 2 : CODE_WIDTH
+    const space = rest.lastIndexOf(' ', room)
+    const cut = space > indent.length ? space : room
+    lines.push(rest.slice(0, cut).trimEnd() + (command ? ' \\' : ''))
+    rest = indent + rest.slice(cut).trimStart()
+  }
+  lines.push(rest)
+  return lines
+}
+
+/** roff's escapes for a line of a no-fill block (marked-man's own rules: backslashes, hyphens, and a leading dot or quote). */
+const roffLiteral = (s: string): string =>
+  s.replace(/\\/g, '\\\\').replace(/-/g, '\\-').replace(/^(\s*)([.'])/, '$1\\&$2')
+
+const code: RendererExtension = {
+  name: 'code',
+  renderer: (token) => ['.sp', '.RS 2', '.nf', ...(token as Tokens.Code).text.split('\n').flatMap(fold).map(roffLiteral), '.fi', '.RE', ''].join('\n'),
+}
+
+/**
+ * A table as tagged paragraphs (.TP), one a row: the first cell is the
+ * tag; the text is the cell of the column that describes (Description,
+ * Meaning, What …), else of the second; the other cells follow it as
+ * "Heading: value" lines. This reads at any width, where a table of four
+ * columns does not at 80.
+ */
+const table: RendererExtension = {
+  name: 'table',
+  renderer(this: { parser: { parseInline(tokens: Tokens.Generic[]): string } }, token) {
+    const t = token as Tokens.Table
+    const inline = (cell: Tokens.TableCell): string => this.parser.parseInline(cell.tokens).trim()
+    const describing = t.header.findIndex((h, i) => i > 0 && /^(description|meaning|what\b.*)$/i.test(h.text.trim()))
+    const main = describing > 0 ? describing : 1
+    const rows = t.rows.map((row) => {
+      const others = row.flatMap((cell, i) => {
+        const value = inline(cell)
+        return i === 0 || i === main || value === '' ? [] : [`${inline(t.header[i]!)}: ${value}`]
+      })
+      const text = row[main] ? inline(row[main]) : ''
+      return ['.TP', row[0] ? inline(row[0]) : '', ...[text, ...others].filter((l) => l !== '').join('\n.br\n').split('\n')].join('\n')
+    })
+    return `${rows.join('\n')}\n.PP\n`
+  },
+}
+
+/**
+ * A link as its text and, where it says more, its target in angle
+ * brackets, on the line with the words around it (marked-man puts it on
+ * lines of its own, so that a space stands between it and a bracket or a
+ * comma after it). A target may break after a slash or a #, never at a hyphen.
+ */
+const link: RendererExtension = {
+  name: 'link',
+  renderer(this: { parser: { parseInline(tokens: Tokens.Generic[]): string } }, token) {
+    const l = token as Tokens.Link & { punctuation?: string }
+    const text = this.parser.parseInline(l.tokens)
+    const target = l.href.replace(/-/g, '\\-').replace(/\./g, '\\.').replace(/[/#]/g, '$&\\:')
+    // A link within the page (#heading) says nothing more; \\% keeps roff from hyphenating the target.
+    const shown = l.href.startsWith('#') || l.href === l.text || l.href === `mailto:${l.text}` ? text : `${text} \\(la\\%${target}\\(ra`
+    return `${shown}${l.punctuation ?? ''}`
+  },
+}
+
+/** A list, numbered or not, its items' lines filled as one paragraph each. */
+const list: RendererExtension = {
+  name: 'list',
+  renderer(this: { parser: { parse(tokens: Tokens.Generic[], top?: boolean): string } }, token) {
+    const l = token as Tokens.List
+    const start = typeof l.start === 'number' ? l.start : 1
+    const items = l.items.map((item, i) => {
+      const body = this.parser.parse(item.tokens, false).trim().replace(/^\.P\n/, '').replace(/\n\.P\n/g, '\n.IP\n')
+      return `${l.ordered ? `.IP ${start + i}. 4` : '.IP \\(bu 2'}\n${body}`
+    })
+    return `.RS 0\n${items.join('\n')}\n.RE\n.P\n`
+  },
+}
+
+/**
+ * The finished page: HTML entities marked leaves in code spans and
+ * escapes as roff's glyphs (safe in a macro's arguments too), and no empty
+ * line outside a no-fill block (roff prints one; marked-man leaves them
+ * around links).
+ */
+const finish = (roff: string): string => {
+  let filled = true
+  const lines = roff.replace(/&quot;/g, '\\(dq').replace(/&#39;/g, '\\(aq').split('\n')
+  return lines
+    .filter((line, i) => {
+      if (line === '.nf') filled = false
+      if (line === '.fi') filled = true
+      return !filled || line !== '' || i === lines.length - 1
+    })
+    .join('\n')
+}
+
 Object.assign(markedMan, { manVersion: version, manual: 'podctl manual' })
 fs.rmSync(out, { recursive: true, force: true })
 fs.mkdirSync(out, { recursive: true })
 for (const page of pages) {
   const md = manSource(page.doc, page.name, page.args.length === 0 ? 'a daemonless pod lifecycle manager' : describe(page.args))
-  const marked = new Marked().use(markedMan as never)
-  fs.writeFileSync(path.join(out, `${page.name}.1`), marked.parse(md) as string)
+  const marked = new Marked().use(markedMan as never).use({ breaks: false, extensions: [code, table, list, link] })
+  fs.writeFileSync(path.join(out, `${page.name}.1`), finish(marked.parse(md) as string))
 }
 process.stdout.write(`man: ${pages.length} pages in ${path.relative(root, out)}/\n`)

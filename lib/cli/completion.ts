@@ -6,6 +6,8 @@
  * UUIDs, app names), and never goes stale.
  */
 import type { Command, Option } from 'commander'
+import fs from 'node:fs'
+import path from 'node:path'
 import { resolveDataDir } from '../pod/layout.js'
 import { POD_STATES } from '../pod/state.js'
 import { Include, listPods } from '../pod/walk.js'
@@ -67,10 +69,43 @@ const valuesOf = (option: Option, dataDir: () => string, positional: string[]): 
       return [...POD_STATES.map((s) => `state=${s.replace(/ /g, '-')}`), 'name=', 'app=']
     case '--app':
       return appNames(dataDir(), positional[0])
+    case '--network':
+      return ['host', 'none', ...networkNames(dataDir())]
     default:
       return [] // a path or free text: the shell's own completion
   }
 }
+
+/**
+ * The networks a command may name: the data dir's (file names), the
+ * default one, and the operator's (the names in the config dir's files).
+ * Read here rather than through lib/network, whose code every command's
+ * completion would then load.
+ */
+const networkNames = (dataDir: string): string[] => {
+  const names = ['bridge']
+  const list = (dir: string): string[] => {
+    try {
+      return fs.readdirSync(dir)
+    } catch {
+      return []
+    }
+  }
+  for (const f of list(path.join(dataDir, 'networks'))) if (f.endsWith('.conflist') && !f.startsWith('.')) names.push(f.slice(0, -'.conflist'.length))
+  const conf = process.env.PODCTL_CNI_CONFIG_DIR || '/etc/cni/net.d'
+  for (const f of list(conf).filter((n) => /\.(conflist|conf|json)$/.test(n))) {
+    try {
+      const name = (JSON.parse(fs.readFileSync(path.join(conf, f), 'utf8').slice(0, 1 << 20)) as { name?: unknown }).name
+      if (typeof name === 'string') names.push(name)
+    } catch {
+      // not a conflist
+    }
+  }
+  return names
+}
+
+/** Commands whose arguments are networks (network inspect, rm). */
+const takesNetwork = (cmd: Command): boolean => cmd.registeredArguments.length > 0 && /^network/.test(cmd.registeredArguments[0]!.name())
 
 /** Commands whose first argument is a pod. */
 const takesPod = (cmd: Command): boolean => cmd.registeredArguments.length > 0 && /^uuid/.test(cmd.registeredArguments[0]!.name())
@@ -128,7 +163,8 @@ export const complete = (program: Command, define: (cmd: Command) => void, rawWo
   if (current.startsWith('-')) return matching(optionsOf(cmd).flatMap((o) => [o.long, o.short].filter((x): x is string => x !== undefined)))
   const subs = cmd.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden).flatMap((c) => [c.name(), ...c.aliases()])
   const pods = takesPod(cmd) && positional.length === 0 ? podUUIDs(dataDir()) : []
-  return matching([...subs, ...pods])
+  const networks = takesNetwork(cmd) && (positional.length === 0 || cmd.registeredArguments[0]!.variadic) ? networkNames(dataDir()) : []
+  return matching([...subs, ...pods, ...networks])
 }
 
 /** The script each shell sources; each one asks `podctl __complete` for the candidates. */

@@ -16,6 +16,7 @@ import { gc } from './commands/gc/index.js'
 import { image } from './commands/image/index.js'
 import { list } from './commands/list/index.js'
 import { logs } from './commands/logs/index.js'
+import { network } from './commands/network/index.js'
 import { node } from './commands/node/index.js'
 import { prepare } from './commands/prepare/index.js'
 import { rm } from './commands/rm/index.js'
@@ -28,11 +29,11 @@ import { stop } from './commands/stop/index.js'
 import { version } from './commands/version/index.js'
 import { volume } from './commands/volume/index.js'
 import type { Context } from './context.js'
-import { addGlobalOptions, parseDurations } from './options.js'
+import { addGlobalOptions, addGlobalOptionsBelow, parseDurations } from './options.js'
 import { podctlVersion } from './version-info.js'
 
 /** In the order `podctl --help` lists them. */
-const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, inspect, stop, logs, enter, stats, rm, gc, app, catManifest, volume, image, controller, node, version]
+const COMMANDS: readonly CommandSpec[] = [prepare, run, runPrepared, list, status, inspect, stop, logs, enter, stats, rm, gc, app, catManifest, volume, image, network, controller, node, version]
 
 /** Builds the program. exitOverride and the output settings are set before the commands, which copy them. */
 export const buildProgram = (ctx: Context): Command => {
@@ -49,8 +50,19 @@ export const buildProgram = (ctx: Context): Command => {
       getErrHelpWidth: () => 80,
     })
     .showSuggestionAfterError(true)
-    // Every command's --help lists --dir and --debug too.
-    .configureHelp({ showGlobalOptions: true })
+    // The program's options come before the command word; each command
+    // takes the global ones after it too (addGlobalOptions).
+    .enablePositionalOptions()
+    // Every command's --help lists --dir and --debug too, but not the
+    // program's -v, --version, which is not a command's.
+    .configureHelp({
+      showGlobalOptions: true,
+      visibleGlobalOptions: (cmd: Command) => {
+        const options = []
+        for (let a = cmd.parent; a; a = a.parent) options.push(...a.options.filter((o) => !o.hidden && o.long !== '--version'))
+        return options
+      },
+    })
     // `help [command...]` is a command of ours (below): commander's own
     // shows a command's help without dispatching to it.
     .helpCommand(false)
@@ -74,6 +86,7 @@ Documentation: Documentation/subcommands/<command>.md`,
     if (spec === undefined) return
     pending.delete(cmd)
     spec.define(cmd, ctx)
+    addGlobalOptionsBelow(cmd, ctx)
   }
   program
     .hook('preSubcommand', (_program, sub) => define(sub))
@@ -113,5 +126,6 @@ Documentation: Documentation/subcommands/<command>.md`,
       }
       cmd.outputHelp()
     })
+  for (const cmd of program.commands) if (!pending.has(cmd)) addGlobalOptionsBelow(cmd, ctx)
   return program
 }

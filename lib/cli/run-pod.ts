@@ -26,7 +26,7 @@ import { stdout } from './stdout.js'
 export const supervise = async (pod: Pod, manifest: PodManifest, prefixAlways = false): Promise<number> => {
   const output = terminalOutput(prefixAlways || manifest.apps.length > 1, { stdout, stderr: () => process.stderr })
   try {
-    return await new Supervisor(pod, manifest, { output }).run()
+    return await new Supervisor(pod, manifest, { output, interactive: true }).run()
   } catch (er) {
     throw new RunFailure(`running pod ${pod.uuid} failed: ${(er as Error).message}`, undefined, { cause: er })
   }

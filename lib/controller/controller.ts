@@ -15,6 +15,7 @@ import { LocalStore } from '../storage/local/store.js'
 import type { Provisioner } from '../storage/provisioner.js'
 import type { ClaimStore } from '../storage/store.js'
 import { podTeardown } from '../runtime/pod-runtime.js'
+import { releaseDeadNetworks } from '../runtime/pod-network.js'
 import type { ControllerMetrics } from './metrics.js'
 import { WorkQueue } from './queue.js'
 
@@ -72,6 +73,7 @@ const within = <T>(work: Promise<T>, cutOff: Promise<unknown>, instead: () => T)
 export type GcRunner = (dataDir: string, periods: { gracePeriodMs: number; expirePreparedMs: number }) => Promise<{ marked: number; deleted: number }>
 
 const gcInProcess: GcRunner = async (dataDir, periods) => {
+  await releaseDeadNetworks(dataDir).catch(() => undefined)
   const r = await gc(dataDir, { ...periods, markOnly: false, beforeDelete: podTeardown(dataDir) })
   return { marked: r.marked.length, deleted: r.deleted.length }
 }

@@ -93,3 +93,39 @@ export const writeUserFileAtomic = (file: string, data: string, what: string): v
     throw new PodctlError('EFAILED', `cannot write ${what} ${file}: ${(er as Error).message}`, undefined, { cause: er })
   }
 }
+
+/** The pid in a temporary's name (tmpName), or undefined for any other name. */
+const tmpWriter = (name: string): number | undefined => {
+  const m = /^\..+\.tmp-(\d+)-[0-9a-z]+-[0-9a-z]+$/.exec(name)
+  return m ? Number(m[1]) : undefined
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (er) {
+    return (er as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/**
+ * Removes the temporaries in `dir` whose writer is dead: what a write
+ * killed between its temporary and its rename left. A live writer's (or a
+ * live process that took a dead one's pid) is left alone. Returns the
+ * names removed.
+ */
+export const sweepDeadTemporaries = (dir: string): string[] => {
+  let names: string[]
+  try {
+    names = fs.readdirSync(dir)
+  } catch {
+    return []
+  }
+  const dead = names.filter((n) => {
+    const pid = tmpWriter(n)
+    return pid !== undefined && pid !== process.pid && !alive(pid)
+  })
+  for (const n of dead) fs.rmSync(path.join(dir, n), { force: true })
+  return dead
+}

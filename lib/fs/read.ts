@@ -141,3 +141,25 @@ export const readOwnText = (file: string, max: number = MAX_RECORD_BYTES): strin
   const f = readOwnFile(file, max)
   return 'bytes' in f ? f.bytes.toString('utf8') : undefined
 }
+
+/**
+ * The text of one of the host's own files (/etc/hosts, /etc/resolv.conf,
+ * /proc/net/route), links followed (the host's own, such as a resolver's
+ * link to its stub file), never more than `max` bytes; undefined when it
+ * cannot be read or is larger.
+ */
+export const readHostText = (file: string, max: number): string | undefined => {
+  let fd: number
+  try {
+    fd = fs.openSync(file, O_RDONLY | O_NONBLOCK)
+  } catch {
+    return undefined
+  }
+  try {
+    return readToEnd(fd, max)?.toString('utf8')
+  } catch {
+    return undefined
+  } finally {
+    fs.closeSync(fd)
+  }
+}

@@ -70,7 +70,9 @@ const mountOverlay = (lower: Dir, dir: Dir, opts: AppRootOptions): boolean => {
   const target = dir.openDir('rootfs')
   try {
     const options = `lowerdir=${fdPath(lower)},upperdir=${fdPath(upper)},workdir=${fdPath(work)}`
-    const r = spawnSync('mount', ['-t', 'overlay', 'overlay', '-o', options, fdPath(target)], { encoding: 'utf8' })
+    // A setuid file or a device node that the image or the app puts in its
+    // root is nothing to a host user who reaches it (CONTRACT §12a).
+    const r = spawnSync('mount', ['-t', 'overlay', 'overlay', '-o', `nosuid,nodev,${options}`, fdPath(target)], { encoding: 'utf8' })
     return r.error === undefined && r.status === 0
   } finally {
     target.close()
@@ -161,4 +163,22 @@ export const appRootKind = (dir: string): RootKind | undefined => {
   const rootfs = path.join(dir, 'rootfs')
   if (isMounted(dir)) return 'overlay'
   return fs.lstatSync(rootfs, { throwIfNoEntry: false })?.isDirectory() ? 'copy' : undefined
+}
+
+/**
+ * The places of an overlay that is mounted elsewhere (by the runtime,
+ * inside a rootless pod's user namespace): `upper`, `work` and an empty
+ * `rootfs` to mount it on, made if missing, kept if there (an app's
+ * upper outlives its container).
+ */
+export const prepareLayers = (dir: string): { upper: string; work: string; rootfs: string } => {
+  const d = Dir.open(dir)
+  try {
+    mkdirOwned(d, 'upper', 0o755)
+    mkdirOwned(d, 'work', 0o700)
+    mkdirOwned(d, 'rootfs', 0o755)
+  } finally {
+    d.close()
+  }
+  return { upper: path.join(dir, 'upper'), work: path.join(dir, 'work'), rootfs: path.join(dir, 'rootfs') }
 }

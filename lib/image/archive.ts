@@ -15,8 +15,11 @@ import { pipeline } from 'node:stream/promises'
 import zlib from 'node:zlib'
 import { PodctlError, isPodctlError } from '../errors.js'
 import { stageBlob, type StagedBlob } from './blobs.js'
-import { MAX_DOCUMENT_BYTES } from './oci.js'
-import { HEX_RE, digestOf } from './reference.js'
+import type { StageBudget } from './hostile.js'
+import type { StageContext } from './image-source.js'
+import { MAX_DOCUMENT_BYTES, type Descriptor } from './oci.js'
+import { HEX_RE, digestHex, digestOf } from './reference.js'
+import { checkSize, stagedOrStored, type StageDesc } from './stage.js'
 import { tarExtract } from './tar.js'
 import type { WorkDir } from './work.js'
 
@@ -87,10 +90,10 @@ const drain = async (entry: AsyncIterable<Buffer>): Promise<void> => {
 
 /**
  * Reads the archive at `file` (or stdin for "-") to its end, staging its
- * files in `work`. `where` names it in messages; `onBytes` counts what is
- * staged (progress).
+ * files in `work`, each byte counted against `budget`. `where` names it
+ * in messages; `onBytes` counts what is staged (progress).
  */
-export const readArchive = async (work: WorkDir, file: string, where: string, onBytes?: (n: number) => void): Promise<ArchiveContents> => {
+export const readArchive = async (work: WorkDir, file: string, where: string, budget: StageBudget, onBytes?: (n: number) => void): Promise<ArchiveContents> => {
   const contents: ArchiveContents = { documents: new Map(), files: new Map(), links: new Map() }
   const extract = tarExtract()
   const input = await decompressed(openInput(file))
@@ -114,7 +117,7 @@ export const readArchive = async (work: WorkDir, file: string, where: string, on
           throw new PodctlError('EUSAGE', `${where} holds ${name}, which is not named by a sha256 digest`, 'the archive is damaged or not an OCI or Docker archive')
         }
         const what = m !== null ? `blob ${digestOf(m[1]!)} of ${where}` : `${name} in ${where}`
-        contents.files.set(name, await stageBlob(work, entry, { ...(m !== null ? { hex: m[1]! } : {}), size: h.size, what }, onBytes))
+        contents.files.set(name, await stageBlob(work, entry, { ...(m !== null ? { hex: m[1]! } : {}), size: h.size, what, entry: name }, budget, onBytes))
       } else if (h.type === 'symlink') {
         contents.links.set(name, normalize(path.posix.join(path.posix.dirname(name), h.linkname)))
         await drain(entry)
@@ -148,4 +151,25 @@ export const archiveFile = (contents: ArchiveContents, name: string): StagedBlob
     n = to
   }
   return undefined
+}
+
+/** How messages name the archive at `file`: what the user typed, or stdin. */
+export const archiveWhere = (file: string, text: string): string => (file === '-' ? 'the archive on stdin' : text)
+
+/** Refuses stdin that is a terminal: an archive is piped in, never typed. */
+export const checkArchiveInput = (file: string): void => {
+  if (file === '-' && process.stdin.isTTY) throw new PodctlError('EUSAGE', 'no archive on stdin: it is a terminal', 'pipe one in: docker save IMAGE | podctl image import -')
+}
+
+/** Reads the archive at `file` (or stdin) into the context's work dir, its size told to progress when it has one. */
+export const stageArchive = (ctx: StageContext, file: string, where: string): Promise<ArchiveContents> => {
+  const total = file === '-' ? undefined : fs.statSync(file, { throwIfNoEntry: false })?.size
+  return readArchive(ctx.work, file, where, ctx.budget, (n) => ctx.onBytes(n, total))
+}
+
+/** A descriptor's blob among the archive's staged files (or the store's): the archive was read whole already. */
+export const archiveBlobs = (ctx: StageContext, where: string): StageDesc => async (desc: Descriptor, what: string): Promise<StagedBlob> => {
+  const have = stagedOrStored(ctx, digestHex(desc.digest)!)
+  if (have === undefined) throw new PodctlError('EUSAGE', `${where} lacks ${what}`, 'the archive is incomplete; write it again')
+  return checkSize(have, desc, what)
 }

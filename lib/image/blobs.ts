@@ -11,6 +11,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError, errnoCode, isNotFound } from '../errors.js'
 import { describeFailure } from '../fs/errors.js'
+import type { StageBudget } from './hostile.js'
 import { blobPath } from './layout.js'
 import { shortHex } from './reference.js'
 import type { WorkDir } from './work.js'
@@ -31,6 +32,8 @@ export interface BlobExpectation {
   size?: number
   /** What it is, for messages: "layer sha256:… of oci-archive:x.tar". */
   what: string
+  /** Its name in the source ("layer.tar", "blobs/sha256/<hex>"), for a refusal. */
+  entry: string
 }
 
 const HEAD_BYTES = 512
@@ -54,9 +57,11 @@ export const mismatch = (what: string, why: string): PodctlError =>
 /**
  * Streams `source` into the work dir, hashing it as it goes, and keeps it
  * as `<work>/blobs/<hex>` if it matches `expect` (EUSAGE, nothing kept,
- * if it does not). Calls `onBytes` with each chunk's length (progress).
+ * if it does not). Every byte written is counted against `budget`
+ * (--max-size), and a full disk refuses the image the same way. Calls
+ * `onBytes` with each chunk's length (progress).
  */
-export const stageBlob = async (work: WorkDir, source: AsyncIterable<Buffer>, expect: BlobExpectation, onBytes?: (n: number) => void): Promise<StagedBlob> => {
+export const stageBlob = async (work: WorkDir, source: AsyncIterable<Buffer>, expect: BlobExpectation, budget: StageBudget, onBytes?: (n: number) => void): Promise<StagedBlob> => {
   const dir = ensureBlobsDir(work)
   const tmp = path.join(dir, `.in-${incoming++}`)
   const fd = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o640)
@@ -74,18 +79,23 @@ export const stageBlob = async (work: WorkDir, source: AsyncIterable<Buffer>, ex
         headBytes += Math.min(chunk.length, HEAD_BYTES - headBytes)
       }
       hash.update(chunk)
+      budget.spend(chunk.length, expect.entry)
       try {
         let off = 0
         while (off < chunk.length) off += fs.writeSync(fd, chunk, off)
       } catch (er) {
-        throw describeFailure(er, `cannot store ${expect.what}`)
+        throw describeFailure(budget.failed(er, expect.entry), `cannot store ${expect.what}`)
       }
       onBytes?.(chunk.length)
     }
     if (expect.size !== undefined && size !== expect.size) throw mismatch(expect.what, `it has ${size} bytes, its descriptor says ${expect.size}`)
     const hex = hash.digest('hex')
     if (expect.hex !== undefined && hex !== expect.hex) throw mismatch(expect.what, `its content hashes to sha256:${shortHex(hex)}…`)
-    fs.fsyncSync(fd)
+    try {
+      fs.fsyncSync(fd)
+    } catch (er) {
+      throw describeFailure(budget.failed(er, expect.entry), `cannot store ${expect.what}`)
+    }
     fs.closeSync(fd)
     closed = true
     const final = stagedPath(work, hex)
@@ -143,4 +153,29 @@ export const readStaged = (blob: StagedBlob, max: number, what: string): Buffer 
     throw new PodctlError('EUSAGE', `${what} is larger than ${max / (1024 * 1024)} MiB`, 'podctl reads manifests, indexes and configs of at most 4 MiB; the image is damaged or hostile')
   }
   return fs.readFileSync(blob.path)
+}
+
+/**
+ * Stages `file`, a file of this import's own work dir (the layout a pull
+ * had skopeo write), by a hard link after hashing it where it is: checked
+ * as stageBlob checks, with no byte written.
+ */
+export const adoptBlob = async (work: WorkDir, file: string, expect: BlobExpectation): Promise<StagedBlob> => {
+  const hash = createHash('sha256')
+  let size = 0
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+  for await (const chunk of fs.createReadStream('', { fd, highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+    size += chunk.length
+    hash.update(chunk)
+  }
+  if (expect.size !== undefined && size !== expect.size) throw mismatch(expect.what, `it has ${size} bytes, its descriptor says ${expect.size}`)
+  const hex = hash.digest('hex')
+  if (expect.hex !== undefined && hex !== expect.hex) throw mismatch(expect.what, `its content hashes to sha256:${shortHex(hex)}…`)
+  ensureBlobsDir(work)
+  try {
+    fs.linkSync(file, stagedPath(work, hex))
+  } catch (er) {
+    if (errnoCode(er) !== 'EEXIST') throw er
+  }
+  return stagedBlob(work, hex)!
 }

@@ -40,6 +40,17 @@ export interface ImageIndexFile {
 /** The index's bound: thousands of images fit in far less. */
 const MAX_INDEX_BYTES = 64 * 1024 * 1024
 
+/**
+ * A time as podctl's JSON shows times: RFC 3339, UTC, with milliseconds
+ * (an image config's `created` may carry nanoseconds or an offset); null
+ * when it is none or not a time.
+ */
+export const utcMillis = (t: string | null | undefined): string | null => {
+  if (typeof t !== 'string') return null
+  const ms = Date.parse(t)
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString()
+}
+
 export const emptyIndex = (): ImageIndexFile => ({ version: 1, images: {}, names: {} })
 
 const damaged = (why: string): PodctlError =>

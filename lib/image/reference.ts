@@ -64,3 +64,34 @@ export const digestPrefixOf = (text: string): string | undefined => {
   const m = /^(?:sha256:)?([a-f0-9]{12,64})$/.exec(text)
   return m?.[1]
 }
+
+/**
+ * Whether `name` (without its tag) names its registry: its first part has
+ * a "." or a ":" or is "localhost", the rule docker and podman read names
+ * by. A name without one is a short name.
+ */
+export const hasDomain = (name: string): boolean => {
+  const slash = name.indexOf('/')
+  if (slash < 0) return false
+  const first = name.slice(0, slash)
+  return first.includes('.') || first.includes(':') || first === 'localhost'
+}
+
+/**
+ * `name` (without its tag) as docker and podman store it: a name without a
+ * registry is docker.io's, and docker.io's one-part names are in library/
+ * (`busybox` and `docker.io/busybox` are `docker.io/library/busybox`).
+ */
+export const normalizeName = (name: string): string => {
+  const slash = name.indexOf('/')
+  let [domain, rest] = hasDomain(name) ? [name.slice(0, slash), name.slice(slash + 1)] : ['docker.io', name]
+  if (domain === 'index.docker.io') domain = 'docker.io'
+  if (domain === 'docker.io' && !rest.includes('/')) rest = `library/${rest}`
+  return `${domain}/${rest}`
+}
+
+/** Whether `a` and `b` are one name once both are normalized (`trial/box:1.0` and `docker.io/trial/box:1.0`). */
+export const sameName = (a: ImageName, b: ImageName): boolean => a.tag === b.tag && normalizeName(a.name) === normalizeName(b.name)
+
+/** Whether `text` looks like the start of a digest too short to name one (fewer than 12 hex digits). */
+export const isShortHex = (text: string): boolean => /^(?:sha256:)?[a-f0-9]{1,11}$/.test(text)

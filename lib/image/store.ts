@@ -8,9 +8,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError, shortId, unlessNotFound } from '../errors.js'
-import { readIndex, withStoreLock, writeIndex, type ImageIndexFile, type ImageRecord } from './index-file.js'
+import { readIndex, utcMillis, withStoreLock, writeIndex, type ImageIndexFile, type ImageRecord } from './index-file.js'
 import { blobPath, blobsDir, checkImageLayout, renderDir, rendersDir } from './layout.js'
-import { digestHex, digestOf, digestPrefixOf, formatName, parseName, shortHex, tryParseName, type ImageName } from './reference.js'
+import { findImage, type Found } from './find.js'
+import { digestHex, digestOf, formatName, shortHex, tryParseName, type ImageName } from './reference.js'
 import { imageRefsOfPod, imageUsers, type ImageUser, type PodImageRefs } from './users.js'
 import { WorkDir, sweepWork } from './work.js'
 
@@ -28,7 +29,7 @@ export interface ImageRow {
 export const listImages = (dataDir: string): ImageRow[] => {
   if (!checkImageLayout(dataDir)) return []
   const idx = readIndex(dataDir)
-  const row = (r: ImageRecord, n: ImageName | undefined): ImageRow => ({ name: n?.name ?? null, tag: n?.tag ?? null, digest: r.digest, size_bytes: r.size_bytes, created: r.created, layers: r.layers.length })
+  const row = (r: ImageRecord, n: ImageName | undefined): ImageRow => ({ name: n?.name ?? null, tag: n?.tag ?? null, digest: r.digest, size_bytes: r.size_bytes, created: utcMillis(r.created), layers: r.layers.length })
   const named = new Set(Object.values(idx.names))
   const rows = Object.entries(idx.names).map(([full, hex]) => row(idx.images[hex]!, tryParseName(full)))
   for (const [hex, r] of Object.entries(idx.images)) if (!named.has(hex)) rows.push(row(r, undefined))
@@ -42,37 +43,9 @@ export const namesOf = (idx: ImageIndexFile, hex: string): string[] =>
     .map(([n]) => n)
     .sort()
 
-/** An image found by what a user typed, and whether it was found by a name (which one) or by its digest. */
-export interface Found {
-  hex: string
-  record: ImageRecord
-  /** The NAME:TAG it was found by, if it was. */
-  name?: string
-}
+export { findImage, type Found }
 
-/**
- * The image `text` names: NAME[:TAG] (tag `latest` when absent), or a
- * digest or a prefix of 12 or more hex digits of one. ENOIMAGE when there
- * is none, or the prefix is ambiguous (listing the candidates).
- */
-export const findImage = (idx: ImageIndexFile, text: string): Found => {
-  const n = tryParseName(text)
-  if (n !== undefined) {
-    const full = formatName(n)
-    const hex = idx.names[full]
-    if (hex !== undefined) return { hex, record: idx.images[hex]!, name: full }
-  }
-  const prefix = digestPrefixOf(text)
-  if (prefix !== undefined) {
-    const hits = Object.keys(idx.images).filter((h) => h.startsWith(prefix))
-    if (hits.length === 1) return { hex: hits[0]!, record: idx.images[hits[0]!]! }
-    if (hits.length > 1) throw new PodctlError('ENOIMAGE', `${text} is ambiguous: it is the start of ${hits.length} image digests (${hits.map((h) => shortHex(h)).join(', ')})`, 'give more of the digest')
-  }
-  if (n === undefined && prefix === undefined) parseName(text) // says what is wrong with it
-  throw new PodctlError('ENOIMAGE', `no such image: ${text}`, 'see the images there are: podctl image list')
-}
-
-/** Finds an image in the store of `dataDir` (see findImage). */
+/** Finds an image in the store of `dataDir` (lib/image/find.ts says how). */
 export const lookupImage = (dataDir: string, text: string): Found & { names: string[] } => {
   if (!checkImageLayout(dataDir)) throw new PodctlError('ENOIMAGE', `no such image: ${text}`, 'import one: podctl image import SOURCE')
   const idx = readIndex(dataDir)

@@ -5,6 +5,7 @@
  */
 import { PodctlError, oneLine } from '../errors.js'
 import { readOwnFile } from '../fs/read.js'
+import { utcMillis } from './index-file.js'
 import { blobPath } from './layout.js'
 import { MAX_DOCUMENT_BYTES, checkConfig, parseDocument, type ImageConfig } from './oci.js'
 import { digestHex, shortHex } from './reference.js'
@@ -45,8 +46,8 @@ export const inspectImage = (dataDir: string, text: string): ImageInspect => {
   return {
     digest: f.record.digest,
     names: f.names,
-    created: f.record.created,
-    imported_at: f.record.imported_at,
+    created: utcMillis(f.record.created),
+    imported_at: utcMillis(f.record.imported_at) ?? f.record.imported_at,
     os: f.record.os,
     architecture: f.record.architecture,
     size_bytes: f.record.size_bytes,

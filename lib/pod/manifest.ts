@@ -8,12 +8,14 @@
  * and how mounts may nest, are volume rules (lib/volume/manifest.ts),
  * which callers that make pods pass in as `rules`.
  */
+import os from 'node:os'
 import path from 'node:path'
-import { parseBytes } from '../bytes.js'
+import { sizeBytes } from '../bytes.js'
 import { PodctlError, oneLine } from '../errors.js'
 import { MAX_MANIFEST_BYTES } from '../fs/read.js'
 import { capabilityName } from '../proc/capabilities.js'
 import { ID_NAME_RE } from '../proc/users.js'
+import { clashes, describeHostPort, isDnsOption, isIpAddress, isPort, isSearchDomain, normalizePort, parseAddHost, type Protocol, type PublishedPort } from './network-rules.js'
 
 export const API_VERSION = 'podctl/v1'
 export { MAX_MANIFEST_BYTES }
@@ -46,6 +48,12 @@ export interface App {
   user?: string
   /** Runs with this group (a name or a gid). */
   group?: string
+  /** What `stop` sends the app first (an image's StopSignal, podman's --stop-signal); SIGTERM when absent. */
+  stopSignal?: string
+  /** Its standard input is podctl's, in a foreground run (podman's -i, Kubernetes' stdin). */
+  stdin?: boolean
+  /** It runs on a terminal: podctl's, in a foreground run (podman's -t, Kubernetes' tty). Isolated pods only. */
+  tty?: boolean
   /** CONTRACT §12, isolated pods only: capabilities(7) names added to or dropped from podman's defaults. */
   capabilities?: { add?: string[]; drop?: string[] }
   /** The app's own root (PODCTL_APP_ROOT) is mounted read-only. */
@@ -63,7 +71,7 @@ export interface Resources {
   memory?: string | number
   /** A fraction of one core: "0.5", "2", or a number. */
   cpu?: string | number
-  /** The most processes (and threads) at once. */
+  /** The most processes (and threads) at once; 0 for no limit (a pod's default is podman's 2048). */
   pids?: number
 }
 
@@ -87,10 +95,25 @@ export type Volume =
 
 /** How a pod's apps are isolated (CONTRACT §9): host processes, or one set of Linux namespaces. */
 export type Isolation = 'host' | 'namespaces'
-/** A pod's network: the host's, or (with namespaces) its own with loopback only. */
-export type Network = 'host' | 'none'
+/**
+ * A pod's network (CONTRACT §14): the host's, its own with loopback only
+ * (`none`), or the networks it joins: `bridge` (podctl's default network)
+ * or a network's name.
+ */
+export type Network = 'host' | 'none' | (string & {})
 export const ISOLATIONS: readonly Isolation[] = ['host', 'namespaces']
-export const NETWORKS: readonly Network[] = ['host', 'none']
+/** The default network: what an isolated pod joins unless it says otherwise (podman's and rkt's default). */
+export const DEFAULT_NETWORK = 'bridge'
+
+/** A host port forwarded to the pod (CONTRACT §14, podman's -p). */
+export interface PortMapping {
+  hostPort: number
+  containerPort: number
+  /** "tcp" when absent. */
+  protocol?: 'tcp' | 'udp'
+  /** Every address of the host when absent. */
+  hostIP?: string
+}
 
 export interface PodManifest {
   apiVersion: typeof API_VERSION
@@ -100,17 +123,35 @@ export interface PodManifest {
   mutable?: boolean
   /** "host" when absent. */
   isolation?: Isolation
-  /** "host" when absent; "none" needs isolation "namespaces". */
+  /** "host" for a pod of host processes, "bridge" for an isolated one, when absent; anything but "host" needs isolation "namespaces". */
   network?: Network
+  /** Several networks to join (eth0, eth1, … in order); in the place of `network`. */
+  networks?: string[]
+  /** Host ports forwarded to the pod on its networks. */
+  ports?: PortMapping[]
+  /** Name servers, search domains and resolver options of the pod's /etc/resolv.conf, in the place of the host's. */
+  dns?: string[]
+  dnsSearch?: string[]
+  dnsOptions?: string[]
+  /** More lines of the pod's /etc/hosts: "NAME:IP". */
+  addHosts?: string[]
   /** "host" when absent; "private" needs isolation "namespaces" and root. */
   userns?: UserNamespace
   /** Limits for all the pod's apps together. */
   resources?: Resources
+  /** An isolated pod's hostname (--hostname); without it, the pod's name or the first 8 characters of its UUID. */
+  hostname?: string
+  /** The pod is removed once it has exited (--rm). */
+  autoRemove?: boolean
+  /** false: the caller's http_proxy, https_proxy, ftp_proxy and no_proxy (either case) do not pass to the apps (--http-proxy=false); they do when absent. */
+  httpProxy?: boolean
   apps: App[]
   volumes?: Volume[]
 }
 
 export const NAME_RE = /^[a-z0-9][a-z0-9-]{0,62}$/
+/** A network's name, as podman's and CNI's allow it. */
+export const NETWORK_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/
 const NAME_RULE = 'must be 1 to 63 characters of a-z, 0-9 and "-", starting with a letter or digit'
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/
 
@@ -233,36 +274,33 @@ export const nameLengthProblem = (p: string): string | undefined => {
 export const join = (at: string, key: string | number): string =>
   typeof key === 'number' ? `${at}[${key}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? (at ? `${at}.${key}` : key) : `${at}[${JSON.stringify(key)}]`
 
-const APP_FIELDS = ['name', 'type', 'image', 'entrypoint', 'exec', 'env', 'workingDirectory', 'mounts', 'user', 'group', 'capabilities', 'readOnlyRootFilesystem', 'seccomp', 'privileged', 'resources'] as const
+const APP_FIELDS = ['name', 'type', 'image', 'entrypoint', 'exec', 'env', 'workingDirectory', 'mounts', 'user', 'group', 'stopSignal', 'stdin', 'tty', 'capabilities', 'readOnlyRootFilesystem', 'seccomp', 'privileged', 'resources'] as const
 /** The app fields that only an isolated pod can honour. */
-const CONTAINER_APP_FIELDS = ['capabilities', 'readOnlyRootFilesystem', 'seccomp', 'privileged', 'resources'] as const
+const CONTAINER_APP_FIELDS = ['capabilities', 'readOnlyRootFilesystem', 'seccomp', 'privileged', 'resources', 'tty'] as const
 const RESOURCE_FIELDS = ['memory', 'cpu', 'pids'] as const
 /** Below this the kernel's own use of a cgroup (page tables, slabs) leaves an app nothing; podman's floor too. */
 export const MIN_MEMORY_BYTES = 6 * 1024 * 1024
 /** The smallest CFS quota the kernel takes is 1 ms of a 100 ms period. */
-const MIN_CPU = 0.01
+export const MIN_CPU = 0.01
 /** The runtime's own init (a Go program, its threads) counts in a pids limit while it starts an app: below this it cannot. */
 export const MIN_PIDS = 8
 const MOUNT_FIELDS = ['volume', 'path', 'readOnly'] as const
-const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'isolation', 'network', 'userns', 'resources', 'apps', 'volumes'] as const
+const TOP_FIELDS = ['apiVersion', 'name', 'labels', 'annotations', 'mutable', 'isolation', 'network', 'networks', 'ports', 'dns', 'dnsSearch', 'dnsOptions', 'addHosts', 'userns', 'resources', 'hostname', 'autoRemove', 'httpProxy', 'apps', 'volumes'] as const
+/** A hostname as sethostname(2) takes it (64 bytes) and RFC 1123 writes it: dot-separated labels of letters, digits and inner hyphens. */
+export const HOSTNAME_RE = /^(?=.{1,64}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
 
-/** podman's memory units (go-units RAMInBytes): a lower-case b, k, m or g is a power of 1024. */
-const PODMAN_UNITS: Record<string, number> = { b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }
+/** A memory size as bytes (lib/bytes.ts: podman's units, "64m" is 64 MiB); undefined when it is not one (the checker says why). */
+export const memoryBytes = (v: string | number): number | undefined =>
+  typeof v === 'number' ? (Number.isSafeInteger(v) && v > 0 ? v : undefined) : sizeBytes(v)
 
 /**
- * A memory size as bytes; undefined when it is not one (the checker says
- * why). Written as volumes are ("256Mi", "1G"), or as podman writes it: a
- * podman user's "64m" is 64 MiB, not 64 MB.
+ * A signal as podman's --stop-signal and an image's StopSignal give it
+ * ("SIGQUIT", "QUIT", "3"), by Node's name; undefined when it is none.
  */
-export const memoryBytes = (v: string | number): number | undefined => {
-  if (typeof v === 'number') return Number.isSafeInteger(v) && v > 0 ? v : undefined
-  const podman = /^(\d+)([bkmg])$/.exec(v.trim())
-  if (podman) return Number(podman[1]) * PODMAN_UNITS[podman[2]!]!
-  try {
-    return parseBytes(v, 'memory')
-  } catch {
-    return undefined
-  }
+export const stopSignalName = (v: string): NodeJS.Signals | undefined => {
+  const signals = os.constants.signals as Record<string, number>
+  const name = /^\d+$/.test(v) ? Object.keys(signals).find((k) => signals[k] === Number(v)) : v.toUpperCase().startsWith('SIG') ? v.toUpperCase() : `SIG${v.toUpperCase()}`
+  return name !== undefined && signals[name] !== undefined ? (name as NodeJS.Signals) : undefined
 }
 
 /** A cpu share as a number of cores; undefined when it is not one. */
@@ -287,9 +325,10 @@ const checkResources = (c: Checker, v: unknown, at: string): void => {
     if (cores === undefined) c.add(join(at, 'cpu'), `must be a number of cores such as "0.5" or "2", not ${describe(v.cpu)}`)
     else if (cores < MIN_CPU) c.add(join(at, 'cpu'), `${JSON.stringify(v.cpu)} is below the smallest share, 0.01 of a core`)
   }
-  if (v.pids !== undefined && !(Number.isSafeInteger(v.pids) && (v.pids as number) > 0)) {
-    c.add(join(at, 'pids'), `must be a whole number above 0, not ${describe(v.pids)}`)
-  } else if (v.pids !== undefined && (v.pids as number) < MIN_PIDS) {
+  // 0 is no limit, as podman's --pids-limit 0 (a pod's default is 2048).
+  if (v.pids !== undefined && !(Number.isSafeInteger(v.pids) && (v.pids as number) >= 0)) {
+    c.add(join(at, 'pids'), `must be a whole number, 0 for no limit, not ${describe(v.pids)}`)
+  } else if (v.pids !== undefined && v.pids !== 0 && (v.pids as number) < MIN_PIDS) {
     c.add(join(at, 'pids'), `${v.pids as number} is below the smallest limit, ${MIN_PIDS}: the runtime needs a few processes of its own to start an app`)
   }
 }
@@ -354,7 +393,8 @@ const checkApp = (c: Checker, a: unknown, at: string, volumeNames: Set<string> |
   } else {
     exec.forEach((arg, i) => c.string(arg, join(join(at, 'exec'), i)))
     const cmd = exec[0]
-    if (typeof cmd === 'string' && !cmd.includes('\0')) {
+    // An image app's `exec` is its image's Cmd: with an Entrypoint, arguments to it, not a program (CONTRACT §15).
+    if (a.image === undefined && typeof cmd === 'string' && !cmd.includes('\0')) {
       if (cmd === '') c.add(join(join(at, 'exec'), 0), 'must name a program')
       else if (!cmd.startsWith('/') && cmd.includes('/')) {
         c.add(join(join(at, 'exec'), 0), `${JSON.stringify(cmd)} must be an absolute path or a name to look up on PATH`)
@@ -373,6 +413,11 @@ const checkApp = (c: Checker, a: unknown, at: string, volumeNames: Set<string> |
       c.add(join(at, key), `${JSON.stringify(v)} is not a ${key} name or number (letters, digits, ".", "_", "-"; at most 32)`)
     }
   }
+  if (a.stopSignal !== undefined && c.string(a.stopSignal, join(at, 'stopSignal')) && stopSignalName(a.stopSignal) === undefined) {
+    c.add(join(at, 'stopSignal'), `${JSON.stringify(a.stopSignal)} is not a signal name such as "SIGTERM", "QUIT" or "9"`)
+  }
+  if (a.stdin !== undefined) c.bool(a.stdin, join(at, 'stdin'))
+  if (a.tty !== undefined) c.bool(a.tty, join(at, 'tty'))
   if (a.capabilities !== undefined) checkCapabilities(c, a.capabilities, join(at, 'capabilities'))
   if (a.readOnlyRootFilesystem !== undefined) c.bool(a.readOnlyRootFilesystem, join(at, 'readOnlyRootFilesystem'))
   if (a.privileged !== undefined) c.bool(a.privileged, join(at, 'privileged'))
@@ -408,6 +453,92 @@ const checkApp = (c: Checker, a: unknown, at: string, volumeNames: Set<string> |
   }
 }
 
+/** Why a pod of host processes cannot have a network of its own. */
+const HOST_NETWORK = "host processes have the host's network"
+/** The fields that only a pod with a network of its own can honour (CONTRACT §14). */
+const OWN_NETWORK_FIELDS = ['ports', 'dns', 'dnsSearch', 'dnsOptions', 'addHosts'] as const
+const PORT_FIELDS = ['hostPort', 'containerPort', 'protocol', 'hostIP'] as const
+
+/** The manifest's `ports`: {hostPort, containerPort, protocol, hostIP} entries (lib/pod/network-rules.ts), no host port twice. */
+const checkPorts = (c: Checker, v: unknown, at: string): void => {
+  if (!Array.isArray(v)) return c.add(at, `must be an array of {"hostPort", "containerPort", "protocol", "hostIP"}, not ${describe(v)}`)
+  const seen: PublishedPort[] = []
+  v.forEach((p: unknown, i) => {
+    const pat = join(at, i)
+    if (!isObj(p)) return c.add(pat, `must be an object, not ${describe(p)}`)
+    c.fields(p, pat, PORT_FIELDS)
+    if (!isPort(p.hostPort)) c.add(join(pat, 'hostPort'), `must be a port, 1 to 65535, not ${describe(p.hostPort)}`)
+    if (!isPort(p.containerPort)) c.add(join(pat, 'containerPort'), `must be a port, 1 to 65535, not ${describe(p.containerPort)}`)
+    const protocolOk = p.protocol === undefined || p.protocol === 'tcp' || p.protocol === 'udp'
+    if (!protocolOk) c.add(join(pat, 'protocol'), `must be "tcp" or "udp", not ${describe(p.protocol)}`)
+    const hostIPOk = p.hostIP === undefined || (typeof p.hostIP === 'string' && (p.hostIP === '' || isIpAddress(p.hostIP)))
+    if (!hostIPOk) c.add(join(pat, 'hostIP'), `must be an IP address of the host, or "" for all, not ${describe(p.hostIP)}`)
+    if (!isPort(p.hostPort) || !isPort(p.containerPort) || !protocolOk || !hostIPOk) return
+    const m = normalizePort(p as { hostPort: number; containerPort: number; protocol?: Protocol; hostIP?: string })
+    if (seen.some((s) => clashes(s, m))) c.add(join(pat, 'hostPort'), `host port ${describeHostPort(m)} is published twice`)
+    seen.push(m)
+  })
+}
+
+/** A list of strings, each of which `problem` finds nothing wrong with. */
+const checkList = (c: Checker, v: unknown, at: string, what: string, problem: (s: string) => string | undefined): void => {
+  if (!Array.isArray(v)) return c.add(at, `must be an array of ${what}, not ${describe(v)}`)
+  v.forEach((s: unknown, i) => {
+    if (!c.string(s, join(at, i))) return
+    const bad = problem(s)
+    if (bad !== undefined) c.add(join(at, i), bad)
+  })
+}
+
+/**
+ * The network fields (CONTRACT §14): `network` (a mode or a network),
+ * `networks` (several networks, in its place), and what needs a network
+ * of the pod's own: `ports`, `dns`, `dnsSearch`, `dnsOptions`, `addHosts`.
+ * Whether a named network exists is the runtime's question, at prepare.
+ */
+const checkNetworkFields = (c: Checker, value: Obj): void => {
+  const isolated = value.isolation === 'namespaces' || (value.isolation === undefined && Array.isArray(value.apps) && value.apps.some((a: unknown) => isObj(a) && a.image !== undefined))
+  const networkOk = value.network === undefined || (typeof value.network === 'string' && NETWORK_NAME_RE.test(value.network))
+  if (!networkOk) c.add('network', `must be "host", "none", "bridge" or the name of a network, not ${describe(value.network)}`)
+  else if (value.network !== undefined && value.network !== 'host' && !isolated) {
+    // Only a pod with its own namespaces can have its own network.
+    c.add('network', `${JSON.stringify(value.network)} needs "isolation": "namespaces" (${HOST_NETWORK})`)
+  }
+  if (value.networks !== undefined) {
+    if (value.network !== undefined) c.add('networks', 'give "network" or "networks", not both')
+    if (!Array.isArray(value.networks) || value.networks.length === 0) {
+      c.add('networks', `must be a non-empty array of network names ("bridge", or a network's), not ${Array.isArray(value.networks) ? 'an empty array' : describe(value.networks)}`)
+    } else {
+      const seen = new Set<string>()
+      value.networks.forEach((n: unknown, i) => {
+        const at = join('networks', i)
+        if (typeof n !== 'string' || !NETWORK_NAME_RE.test(n)) c.add(at, `must be "bridge" or the name of a network, not ${describe(n)}`)
+        else if (n === 'host' || n === 'none') c.add(at, `"${n}" is not a network to join beside others: give "network": "${n}" alone`)
+        else if (seen.has(n)) c.add(at, `${JSON.stringify(n)} is named twice`)
+        if (typeof n === 'string') seen.add(n)
+      })
+      if (!isolated) c.add('networks', `needs "isolation": "namespaces" (${HOST_NETWORK})`)
+    }
+  }
+  if (value.ports !== undefined) checkPorts(c, value.ports, 'ports')
+  if (value.dns !== undefined) checkList(c, value.dns, 'dns', 'IP addresses', (s) => (isIpAddress(s) ? undefined : `${JSON.stringify(s)} is not an IP address`))
+  if (value.dnsSearch !== undefined) {
+    checkList(c, value.dnsSearch, 'dnsSearch', 'domains', (s) => (isSearchDomain(s) ? undefined : `${JSON.stringify(s)} is not a domain (letters, digits and "-" in labels joined by "."; "." for none)`))
+  }
+  if (value.dnsOptions !== undefined) {
+    checkList(c, value.dnsOptions, 'dnsOptions', 'resolver options', (s) => (isDnsOption(s) ? undefined : `${JSON.stringify(s)} is not a resolver option (one word such as "ndots:2" or "edns0", without "#" or ";")`))
+  }
+  if (value.addHosts !== undefined) checkList(c, value.addHosts, 'addHosts', '"NAME:IP" entries', (s) => {
+    const e = parseAddHost(s)
+    return 'problem' in e ? e.problem : undefined
+  })
+  // A pod of host processes is told so by containerOnlyProblems; an isolated one on the host's network or none here.
+  const own = value.networks !== undefined ? undefined : networkOk && typeof value.network === 'string' && (value.network === 'host' || value.network === 'none') ? value.network : undefined
+  if (isolated && own !== undefined) {
+    for (const f of OWN_NETWORK_FIELDS) if (value[f] !== undefined) c.add(f, `needs a network of the pod's own ("bridge" or a network's name), not "network": "${own}"`)
+  }
+}
+
 /**
  * What only an isolated pod can do (CONTRACT §12: resources, capabilities,
  * seccomp, a private user namespace) asked of a pod of host processes:
@@ -417,6 +548,8 @@ const containerOnlyProblems = (c: Checker, value: Obj): void => {
   const needs = 'needs "isolation": "namespaces" (host processes have no cgroups, capabilities or seccomp of their own)'
   if (value.resources !== undefined) c.add('resources', needs)
   if (value.userns === 'private') c.add('userns', needs)
+  if (value.hostname !== undefined) c.add('hostname', 'needs "isolation": "namespaces" (host processes have the host\'s hostname)')
+  for (const f of OWN_NETWORK_FIELDS) if (value[f] !== undefined) c.add(f, `needs "isolation": "namespaces" (${HOST_NETWORK})`)
   if (!Array.isArray(value.apps)) return
   value.apps.forEach((a: unknown, i) => {
     if (!isObj(a)) return
@@ -443,17 +576,17 @@ export const manifestProblems = (value: unknown, opts: ValidateOptions = {}): Ma
   if (value.isolation !== undefined && !ISOLATIONS.includes(value.isolation as Isolation)) {
     c.add('isolation', `must be "host" or "namespaces", not ${describe(value.isolation)}`)
   }
-  if (value.network !== undefined && !NETWORKS.includes(value.network as Network)) {
-    c.add('network', `must be "host" or "none", not ${describe(value.network)}`)
-  } else if (value.network === 'none' && isolationOf(value as Pick<PodManifest, 'isolation'>) !== 'namespaces' && !(Array.isArray(value.apps) && value.apps.some((a: unknown) => isObj(a) && a.image !== undefined))) {
-    // Only a pod with its own namespaces can have its own network.
-    c.add('network', '"none" needs "isolation": "namespaces"')
-  }
+  checkNetworkFields(c, value)
 
   if (value.userns !== undefined && value.userns !== 'host' && value.userns !== 'private') {
     c.add('userns', `must be "host" or "private", not ${describe(value.userns)}`)
   }
   if (value.resources !== undefined) checkResources(c, value.resources, 'resources')
+  if (value.hostname !== undefined && c.string(value.hostname, 'hostname') && !HOSTNAME_RE.test(value.hostname)) {
+    c.add('hostname', `${JSON.stringify(value.hostname)} is not a hostname (at most 64 characters: letters, digits and "-" in labels joined by ".", no label starting or ending with "-")`)
+  }
+  if (value.autoRemove !== undefined) c.bool(value.autoRemove, 'autoRemove')
+  if (value.httpProxy !== undefined) c.bool(value.httpProxy, 'httpProxy')
   const imageApps = Array.isArray(value.apps) && value.apps.some((a: unknown) => isObj(a) && a.image !== undefined)
   if (value.isolation === 'host' && imageApps) c.add('isolation', '"host" cannot run an app from an image: an image app has a root of its own ("isolation": "namespaces", implied when "isolation" is left out)')
   else if (value.isolation !== 'namespaces' && !imageApps) containerOnlyProblems(c, value)
@@ -526,8 +659,20 @@ export const parseManifest = (text: string, opts: ValidateOptions = {}): PodMani
 /** The isolation of a pod: "host" unless the manifest says otherwise, or an app runs from an image (CONTRACT §13: implied). */
 export const isolationOf = (m: Pick<PodManifest, 'isolation'> & { apps?: readonly Pick<App, 'image'>[] }): Isolation =>
   m.isolation ?? (m.apps?.some((a) => a.image !== undefined) ? 'namespaces' : 'host')
-/** The network of a pod: "host" unless the manifest says otherwise. */
-export const networkOf = (m: Pick<PodManifest, 'network'>): Network => m.network ?? 'host'
+/**
+ * The network of a pod as its record shows it: what the manifest says,
+ * else "host" for host processes and the default network for an isolated
+ * pod (CONTRACT §14); a pod of several networks shows the first.
+ */
+export const networkOf = (m: Pick<PodManifest, 'network' | 'networks' | 'isolation'> & { apps?: readonly Pick<App, 'image'>[] }): Network =>
+  m.network ?? m.networks?.[0] ?? (isolationOf(m) === 'namespaces' ? DEFAULT_NETWORK : 'host')
+
+/** The networks an isolated pod joins (none for "host" and "none"). */
+export const podNetworks = (m: Pick<PodManifest, 'network' | 'networks' | 'isolation'> & { apps?: readonly Pick<App, 'image'>[] }): string[] => {
+  if (m.networks !== undefined) return m.networks
+  const n = networkOf(m)
+  return n === 'host' || n === 'none' ? [] : [n]
+}
 /** The user namespace of a pod: "host" unless the manifest says otherwise. */
 export const usernsOf = (m: Pick<PodManifest, 'userns'>): UserNamespace => m.userns ?? 'host'
 

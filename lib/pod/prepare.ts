@@ -18,11 +18,15 @@ import { MANIFEST_FILE, initialRecord, writeRecord } from './record.js'
 /** Where an app's working root is inside its pod. */
 export const appRoot = (podPath: string, appName: string): string => path.join(podPath, 'apps', appName)
 
-/** The PATH of an isolated app that sets none (podman's): the host's is not the pod's. */
-export const CONTAINER_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
-
-/** The host's directories an isolated app sees, read-only, in its pod's root (CONTRACT §12); nothing else of the host. */
-export const HOST_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'] as const
+/**
+ * What an isolated app of host programs finds in its pod's root: the
+ * PATH it starts with and the host's directories bound there (the runtime
+ * room's facts, handed in by the caller).
+ */
+export interface IsolatedRoot {
+  path: string
+  dirs: readonly string[]
+}
 
 const below = (p: string, dir: string): boolean => p === dir || p.startsWith(`${dir.replace(/\/+$/, '')}/`)
 
@@ -36,7 +40,7 @@ export const appEnv = (app: App, base: NodeJS.ProcessEnv = process.env): NodeJS.
  * environment. An app's working directory does not exist before the pod
  * runs, so an empty PATH entry finds nothing here.
  */
-export const execProblems = (m: PodManifest, base: NodeJS.ProcessEnv = process.env): ManifestProblem[] => {
+export const execProblems = (m: PodManifest, base: NodeJS.ProcessEnv = process.env, root?: IsolatedRoot): ManifestProblem[] => {
   const problems: ManifestProblem[] = []
   const isolated = isolationOf(m) === 'namespaces'
   m.apps.forEach((a, i) => {
@@ -44,11 +48,11 @@ export const execProblems = (m: PodManifest, base: NodeJS.ProcessEnv = process.e
     if (a.image !== undefined) return
     const cmd = a.exec[0]!
     // An isolated app starts with a PATH of its own, not podctl's, and may run a program from one of its volumes.
-    const env = appEnv(a, isolated ? { PATH: CONTAINER_PATH } : base)
+    const env = appEnv(a, isolated && root ? { PATH: root.path } : base)
     const inVolume = isolated && cmd.startsWith('/') && (a.mounts ?? []).some((mt) => below(cmd, mt.path))
-    // The pod's root holds the host's HOST_DIRS and the app's volumes, nothing else: a program elsewhere on the host is not there.
-    if (isolated && cmd.startsWith('/') && !inVolume && !HOST_DIRS.some((d) => below(cmd, d))) {
-      problems.push({ path: `apps[${i}].exec[0]`, problem: `${JSON.stringify(cmd)} is not in the pod's root, which holds the host's ${HOST_DIRS.join(', ')} and the app's volumes; mount its directory as a volume` })
+    // The pod's root holds the host's directories and the app's volumes, nothing else: a program elsewhere on the host is not there.
+    if (isolated && root && cmd.startsWith('/') && !inVolume && !root.dirs.some((d) => below(cmd, d))) {
+      problems.push({ path: `apps[${i}].exec[0]`, problem: `${JSON.stringify(cmd)} is not in the pod's root, which holds the host's ${root.dirs.join(', ')} and the app's volumes; mount its directory as a volume` })
       return
     }
     try {
@@ -65,8 +69,8 @@ export const execProblems = (m: PodManifest, base: NodeJS.ProcessEnv = process.e
 }
 
 /** Throws EUSAGE if an app's program cannot be found, or it could not be given its arguments and environment. */
-export const checkExecs = (m: PodManifest, base?: NodeJS.ProcessEnv): void => {
-  const problems = execProblems(m, base)
+export const checkExecs = (m: PodManifest, base?: NodeJS.ProcessEnv, root?: IsolatedRoot): void => {
+  const problems = execProblems(m, base, root)
   if (problems.length > 0) {
     const hint = problems.some((p) => p.path.endsWith('.exec[0]'))
       ? 'give an absolute path or a program on PATH'

@@ -33,6 +33,21 @@ export interface AppRecord {
   pid_start?: string | null
 }
 
+/**
+ * A pod's place on one network (CONTRACT §14), as the runtime records it
+ * once CNI's ADD has answered: `list`'s NETWORKS column and the pod JSON's
+ * `networks`. The network room's `Attachment` is this type.
+ */
+export interface NetworkAttachment {
+  /** The network's name. */
+  name: string
+  ip: string | null
+  ip6: string | null
+  /** The pod's interface on it (eth0, eth1, …). */
+  iface: string
+  mac: string | null
+}
+
 export interface PodRecord {
   uuid: string
   name: string | null
@@ -45,6 +60,8 @@ export interface PodRecord {
   /** CONTRACT §9. */
   isolation: Isolation
   network: Network
+  /** Where the pod is attached, once it is (lib/runtime); null or absent before, and for a pod on the host's network or none. */
+  networks?: NetworkAttachment[] | null
   /** The OCI runtime an isolated pod was prepared with (CONTRACT §12), by name; null for host processes. */
   runtime: string | null
   /** Where that runtime's program is. */
@@ -79,6 +96,7 @@ export const initialRecord = (uuid: string, m: PodManifest, createdAt: Date, run
   mutable: m.mutable === true,
   isolation: isolationOf(m),
   network: networkOf(m),
+  networks: null,
   runtime: runtime?.name ?? null,
   ...(runtime ? { runtime_path: runtime.path } : {}),
   exit_code: null,
@@ -111,6 +129,7 @@ export const emptyRecord = (uuid: string): PodRecord => ({
   mutable: false,
   isolation: 'host',
   network: 'host',
+  networks: null,
   runtime: null,
   exit_code: null,
   labels: {},
@@ -133,6 +152,9 @@ const stringMap: Check = (v) => v !== null && typeof v === 'object' && !Array.is
 const oneOf = (...xs: string[]): Check => (v) => typeof v === 'string' && xs.includes(v)
 
 const optional = (check: Check): Check => (v) => v === undefined || check(v)
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+const attachment: Check = (v) => isObject(v) && isStr(v.name) && strOrNull(v.ip) && strOrNull(v.ip6) && isStr(v.iface) && strOrNull(v.mac)
+const attachments: Check = (v) => v === null || (Array.isArray(v) && v.every(attachment))
 
 const RECORD_FIELDS: Record<string, Check> = {
   uuid: isStr,
@@ -143,7 +165,9 @@ const RECORD_FIELDS: Record<string, Check> = {
   pid: intOrNull,
   mutable: isBool,
   isolation: oneOf('host', 'namespaces'),
-  network: oneOf('host', 'none'),
+  network: (v) => typeof v === 'string' && v !== '',
+  // Absent in a record written before pods had networks.
+  networks: optional(attachments),
   runtime: strOrNull,
   exit_code: intOrNull,
   labels: stringMap,
@@ -199,6 +223,7 @@ export const parseRecord = (text: string, uuid?: string): { record: PodRecord } 
   const problem = recordProblem(stored, uuid)
   if (problem !== undefined) return { damaged: problem }
   const { private: priv, ...r } = stored as StoredRecord
+  r.networks ??= null
   if (priv !== undefined) {
     const { app_pid_start: starts, ...rest } = priv
     Object.assign(r, rest)
@@ -230,7 +255,7 @@ type StoredRecord = Omit<PodRecord, 'ready_at'> & {
   private?: Record<string, unknown> & { app_pid_start?: Record<string, string> }
 }
 
-const PUBLIC_KEYS = ['uuid', 'name', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'runtime', 'exit_code', 'labels', 'annotations', 'apps'] as const
+const PUBLIC_KEYS = ['uuid', 'name', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'networks', 'runtime', 'exit_code', 'labels', 'annotations', 'apps'] as const
 const APP_PUBLIC_KEYS = ['name', 'type', 'state', 'pid', 'started_at', 'finished_at', 'exit_code'] as const
 /** App fields that are written only when they say something. */
 const APP_OPTIONAL_KEYS = ['reason', 'privileged', 'image', 'image_name', 'rootfs'] as const
@@ -239,6 +264,8 @@ const APP_OPTIONAL_KEYS = ['reason', 'privileged', 'image', 'image_name', 'rootf
 export const recordText = (r: PodRecord): string => {
   const out: Record<string, unknown> = {}
   for (const k of PUBLIC_KEYS) out[k] = r[k]
+  // Written null rather than left out, so that list's JSON can copy the record's bytes (lib/pod/view.ts).
+  out.networks = r.networks ?? null
   out.apps = r.apps.map((a) => {
     const o: Record<string, unknown> = {}
     for (const k of APP_PUBLIC_KEYS) o[k] = a[k]

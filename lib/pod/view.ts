@@ -3,7 +3,7 @@
  * Fields are only ever added, never renamed.
  */
 import type { Pod } from './pod.js'
-import type { AppRecord } from './record.js'
+import type { AppRecord, NetworkAttachment } from './record.js'
 import type { PodState } from './state.js'
 
 export interface AppView {
@@ -35,7 +35,10 @@ export interface PodView {
   pid: number | null
   mutable: boolean
   isolation: 'host' | 'namespaces'
-  network: 'host' | 'none'
+  /** host, none, or the (first) network the pod joins. */
+  network: string
+  /** CONTRACT §14: where the pod is attached, as the runtime recorded it; null before that, and for host and none. */
+  networks: NetworkAttachment[] | null
   /** The OCI runtime of an isolated pod; null for host processes. */
   runtime: string | null
   exit_code: number | null
@@ -67,6 +70,7 @@ export const podView = (pod: Pod): PodView => {
     mutable: r.mutable,
     isolation: r.isolation,
     network: r.network,
+    networks: r.networks ?? null,
     runtime: r.runtime,
     exit_code: r.exit_code,
     labels: r.labels,
@@ -112,7 +116,8 @@ const UUID_KEY = '{"uuid":"'
 const NAME_KEY = '","name":'
 const NAME_END = UUID_KEY.length + 36 + NAME_KEY.length
 // The keys podctl writes after "name", in the order it writes them (record.ts).
-const LATER_KEYS = ['created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'runtime', 'exit_code', 'labels', 'annotations', 'apps'].map((k) => `,"${k}":`)
+// A record written before pods had networks lacks "networks": podView gives it null.
+const LATER_KEYS = ['created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'networks', 'runtime', 'exit_code', 'labels', 'annotations', 'apps'].map((k) => `,"${k}":`)
 
 /**
  * Whether the record has every key, in podctl's order, and a list of apps

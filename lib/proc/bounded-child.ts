@@ -25,6 +25,10 @@ export interface BoundedRunOptions {
   signal?: AbortSignal
   /** How long after its exit the pipes may stay open before podctl stops reading them. */
   pipeGraceMs?: number
+  /** Its environment (default: this process's). */
+  env?: NodeJS.ProcessEnv
+  /** Told its pid as soon as it is spawned (the leader of its process group), before it has run long. */
+  onSpawn?: (pid: number) => void
 }
 
 export interface BoundedRunResult {
@@ -47,7 +51,7 @@ const PIPE_GRACE_MS = 250
  */
 export const runBounded = (program: string, args: string[], opts: BoundedRunOptions): Promise<BoundedRunResult> =>
   new Promise((resolve) => {
-    const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true })
+    const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true, ...(opts.env !== undefined ? { env: opts.env } : {}) })
     const out: Buffer[] = []
     let outBytes = 0
     let stderr = ''
@@ -78,6 +82,13 @@ export const runBounded = (program: string, args: string[], opts: BoundedRunOpti
     const onAbort = (): void => kill('was stopped (podctl is stopping)')
 
     timers.push(setTimeout(() => kill(`took longer than ${opts.timeoutMs / 1000}s and was killed`), opts.timeoutMs))
+    if (child.pid !== undefined && opts.onSpawn !== undefined) {
+      try {
+        opts.onSpawn(child.pid)
+      } catch (er) {
+        return kill(`was killed: ${(er as Error).message}`)
+      }
+    }
     if (opts.signal?.aborted) return kill('was stopped (podctl is stopping)')
     opts.signal?.addEventListener('abort', onAbort, { once: true })
 

@@ -14,7 +14,9 @@ import { bindPodClaims, createPodClaims, fleetClaimsOf, withPodFleet, type Ensur
 import { checkVolumeSources, setUpPodVolumes } from '../volume/pod-volumes.js'
 import { imagesStillThere, resolveImageApps } from '../runtime/image-apps.js'
 import { checkIsolatedPod, tearDownPod } from '../runtime/pod-runtime.js'
-import { podIdShift } from '../runtime/userns.js'
+import { checkPodNetworks } from '../runtime/pod-network.js'
+import { podIds } from '../runtime/userns.js'
+import { imageAppOwners } from '../runtime/image-apps.js'
 import { checkOpenFiles } from './budget.js'
 
 export interface NewPodOptions {
@@ -37,6 +39,7 @@ const create = (dataDir: string, asked: PodManifest, opts: NewPodOptions, finish
     // Apps from images: their digests and the images' defaults, in the manifest the pod keeps.
     const { manifest, images } = await resolveImageApps(dataDir, asked)
     const runtime = isolationOf(manifest) === 'namespaces' ? checkIsolatedPod(manifest, opts.runtime) : undefined
+    if (runtime) await checkPodNetworks(dataDir, manifest)
     if (manifest.volumes?.length) {
       checkVolumeSources(dataDir, manifest, fleet ? await fleetClaimsOf(fleet, manifest) : undefined)
       await createPodClaims(dataDir, manifest, fleet)
@@ -69,6 +72,6 @@ export const startNewPod = (dataDir: string, asked: PodManifest, opts: NewPodOpt
   create(dataDir, asked, opts, async (pod, manifest, fleet) => {
     checkOpenFiles(manifest)
     await bindPodClaims(pod, manifest, opts.claims ?? {}, fleet)
-    setUpPodVolumes(pod, manifest, undefined, undefined, podIdShift(manifest))
+    setUpPodVolumes(pod, manifest, undefined, undefined, { shift: podIds(manifest).shift, apps: await imageAppOwners(pod.dataDir, manifest) })
     pod.toRun()
   })

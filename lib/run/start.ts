@@ -4,7 +4,8 @@ import type { PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { bindPodClaims, withPodFleet, type EnsureBoundOptions } from '../storage/pod-claims.js'
 import { setUpPodVolumes } from '../volume/pod-volumes.js'
-import { podIdShift } from '../runtime/userns.js'
+import { podIds } from '../runtime/userns.js'
+import { imageAppOwners } from '../runtime/image-apps.js'
 import { checkOpenFiles } from './budget.js'
 
 /**
@@ -40,7 +41,7 @@ const setUpVolumes = async (pod: Pod, claims: EnsureBoundOptions): Promise<PodMa
     const { manifest } = pod.podManifest()
     checkOpenFiles(manifest)
     await withPodFleet(pod.dataDir, manifest, claims, (fleet) => bindPodClaims(pod, manifest, claims, fleet))
-    setUpPodVolumes(pod, manifest, undefined, undefined, podIdShift(manifest))
+    setUpPodVolumes(pod, manifest, undefined, undefined, { shift: podIds(manifest).shift, apps: await imageAppOwners(pod.dataDir, manifest) })
     return manifest
   } catch (er) {
     pod.unlock()

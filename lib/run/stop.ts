@@ -4,7 +4,7 @@
  * force), and to the supervisor only if it does not then exit by itself.
  * Returns once the pod has exited.
  */
-import { PodctlError, shortId } from '../errors.js'
+import { PodctlError, isPodctlError, shortId } from '../errors.js'
 import { lockOwner } from '../pod/locks.js'
 import type { Pod } from '../pod/pod.js'
 import { reapOrphans } from '../pod/reap.js'
@@ -40,15 +40,29 @@ const signalSupervisor = (pod: Pod, signal: NodeJS.Signals): void => {
   }
 }
 
-/** Waits until the pod is no longer running, or `ms` pass; whether it stopped. */
-const waitNotRunning = async (pod: Pod, ms: number): Promise<boolean> =>
-  (await poll(
+/**
+ * Waits until the pod is no longer running, or `ms` pass: 'exited', 'gone'
+ * (it exited and its supervisor removed it: `run --rm`), or undefined.
+ */
+const waitNotRunning = (pod: Pod, ms: number): Promise<'exited' | 'gone' | undefined> =>
+  poll(
     () => {
-      pod.refresh()
-      return pod.state !== 'running' || undefined
+      try {
+        pod.refresh()
+      } catch (er) {
+        if (isPodctlError(er) && er.code === 'ENOPOD') return 'gone'
+        throw er
+      }
+      return pod.state !== 'running' ? 'exited' : undefined
     },
     { timeoutMs: ms },
-  )) === true
+  )
+
+/** A pod that stopped: its escaped processes killed, unless its supervisor removed it (it killed them itself). */
+const stopped = (pod: Pod, how: 'exited' | 'gone'): StopOutcome => {
+  if (how === 'exited') reapOrphans(pod, { escaped: true })
+  return 'stopped'
+}
 
 /** Stops one pod; throws EBADSTATE for a pod that never ran, ETIMEOUT if it will not die. */
 export const stopPod = async (pod: Pod, opts: StopOptions): Promise<StopOutcome> => {
@@ -64,25 +78,22 @@ export const stopPod = async (pod: Pod, opts: StopOptions): Promise<StopOutcome>
   if (!opts.force) {
     signalSupervisor(pod, 'SIGTERM')
     opts.onStep?.(`stopping pod ${short}: SIGTERM sent, SIGKILL after ${Math.round(opts.timeoutMs / 1000)}s`)
-    if (await waitNotRunning(pod, opts.timeoutMs)) {
-      reapOrphans(pod, { escaped: true })
-      return 'stopped'
-    }
+    const how = await waitNotRunning(pod, opts.timeoutMs)
+    if (how !== undefined) return stopped(pod, how)
   }
   // SIGKILL the apps, not yet the supervisor: it sees them die, records
   // 137 for each and exits by itself. Only a supervisor that does not (it
   // is stuck) is SIGKILLed too; the apps' guardians then kill what is left.
-  pod.refresh()
+  const now = await waitNotRunning(pod, 0)
+  if (now !== undefined) return stopped(pod, now)
   signalApps(pod, 'SIGKILL')
   opts.onStep?.(`stopping pod ${short}: SIGKILL sent to its apps`)
   const grace = opts.killGraceMs ?? 5_000
-  if (!(await waitNotRunning(pod, grace))) {
-    signalSupervisor(pod, 'SIGKILL')
-    opts.onStep?.(`stopping pod ${short}: its supervisor did not exit; SIGKILL sent to it`)
-    if (!(await waitNotRunning(pod, grace))) {
-      throw new PodctlError('ETIMEOUT', `pod ${short} is still running after SIGKILL`, `look at its supervisor: podctl status ${short}`)
-    }
-  }
-  reapOrphans(pod, { escaped: true })
-  return 'stopped'
+  const killed = await waitNotRunning(pod, grace)
+  if (killed !== undefined) return stopped(pod, killed)
+  signalSupervisor(pod, 'SIGKILL')
+  opts.onStep?.(`stopping pod ${short}: its supervisor did not exit; SIGKILL sent to it`)
+  const gone = await waitNotRunning(pod, grace)
+  if (gone === undefined) throw new PodctlError('ETIMEOUT', `pod ${short} is still running after SIGKILL`, `look at its supervisor: podctl status ${short}`)
+  return stopped(pod, gone)
 }

@@ -29,6 +29,13 @@ const readJob = (): Promise<DetachJob> =>
 
 const reply = (r: DetachReply): Promise<void> => new Promise((resolve) => chan.end(`${JSON.stringify(r)}\n`, () => resolve()))
 
+const replyFailure = (er: unknown, pod?: Pod): Promise<void> => {
+  const e = isPodctlError(er) ? er : new PodctlError('EFAILED', (er as Error).message)
+  // A pod that exists but did not start is named: it waits for rm or gc.
+  const message = pod ? `pod ${pod.uuid} did not start: ${e.message}` : e.message
+  return reply({ ok: false, code: e.code, message, ...(e.hint ? { hint: e.hint } : {}) })
+}
+
 const start = async (job: DetachJob): Promise<{ pod: Pod; manifest: PodManifest }> => {
   const claims = {
     ...(job.claimTimeoutMs !== undefined ? { timeoutMs: job.claimTimeoutMs } : {}),
@@ -47,15 +54,19 @@ const main = async (): Promise<number> => {
   try {
     started = await start(job)
   } catch (er) {
-    const e = isPodctlError(er) ? er : new PodctlError('EFAILED', (er as Error).message)
-    await reply({ ok: false, code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) })
+    await replyFailure(er)
     return 1
   }
-  await reply({ ok: true, uuid: started.pod.uuid })
+  // The caller hears once the pod's isolation is up, or why it could not be.
+  let replied: Promise<void> | undefined
+  const onRuntimeStarted = (): void => void (replied = reply({ ok: true, uuid: started.pod.uuid }))
   try {
-    return await new Supervisor(started.pod, started.manifest).run()
-  } catch {
+    return await new Supervisor(started.pod, started.manifest, { onRuntimeStarted }).run()
+  } catch (er) {
+    if (replied === undefined) await replyFailure(er, started.pod)
     return 125 // recorded in the pod by Supervisor.run: `podctl status` shows it
+  } finally {
+    await replied
   }
 }
 

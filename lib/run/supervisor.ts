@@ -11,15 +11,16 @@ import path from 'node:path'
 import { resourceReason } from '../fs/errors.js'
 import { DIR_MODE } from '../fs/modes.js'
 import { MAX_MANIFEST_BYTES, readOwnText } from '../fs/read.js'
-import { AppTypeMask, isolationOf, parseManifest, visitApps, type App, type PodManifest } from '../pod/manifest.js'
-import type { Pod } from '../pod/pod.js'
+import { AppTypeMask, isolationOf, parseManifest, stopSignalName, visitApps, type App, type PodManifest } from '../pod/manifest.js'
+import { removePod } from '../pod/gc.js'
+import { podFromUUIDString, type Pod } from '../pod/pod.js'
 import { podEnvMark } from '../pod/reap.js'
 import { MANIFEST_FILE, isoTime, newAppRecord, writeRecord, type AppRecord, type PodRecord } from '../pod/record.js'
 import { forkCount, killMarked } from '../proc/escaped.js'
 import { procStart } from '../proc/identity.js'
 import { HostRuntime } from '../runtime/host.js'
-import { OciRuntime } from '../runtime/oci.js'
-import { recordedRuntime } from '../runtime/pod-runtime.js'
+import { OciRuntime } from '../runtime/oci-runtime.js'
+import { podTeardown, recordedRuntime } from '../runtime/pod-runtime.js'
 import type { AppProcess, PodRuntime } from '../runtime/types.js'
 import { LogWriter } from './log-writer.js'
 import { REQUESTS_DIR, takeRequests, type AppRequest } from './requests.js'
@@ -37,7 +38,15 @@ export interface SupervisorOptions {
   output?: OutputSink
   /** Install SIGINT/SIGTERM/SIGHUP handlers that forward to the apps (default true). */
   forwardSignals?: boolean
+  /** This process's standard input and terminal may be its apps' (`stdin`, `tty`): a foreground run. */
+  interactive?: boolean
   logMaxBytes?: number
+  /**
+   * Called once the pod's isolation is up (its infra on its networks, ports
+   * published), before any app starts: where `run --detach` answers, so
+   * that a port another holds fails the command, not only the pod.
+   */
+  onRuntimeStarted?: () => void
 }
 
 /** The apps of the types in `mask`, in manifest order. */
@@ -65,6 +74,9 @@ interface RunningApp extends AppStart {
   /** Set once SIGTERM was sent (app stop, app rm). */
   stopping?: boolean
 }
+
+/** What stopping an app sends it first: its own stop signal (validated with the manifest), else SIGTERM. */
+const stopSignalOf = (app: App): NodeJS.Signals => (app.stopSignal !== undefined ? stopSignalName(app.stopSignal) : undefined) ?? 'SIGTERM'
 
 /** How a process ended: its exit code, or the signal that ended it. */
 type Exit = [number | null, NodeJS.Signals | null]
@@ -132,10 +144,15 @@ export class Supervisor {
     return rec
   }
 
-  /** Forwards `signal` to every running app; no further app is started. */
+  /**
+   * Forwards `signal` to every running app; no further app is started. A
+   * SIGTERM (what `stop` sends) reaches each app as its own stop signal
+   * (an image's StopSignal: nginx wants SIGQUIT, postgres SIGINT), as
+   * podman stop sends it.
+   */
   signal(signal: NodeJS.Signals): void {
     this.#stopping ??= signal
-    for (const { proc } of this.#running.values()) proc.signal(signal)
+    for (const { app, proc } of this.#running.values()) proc.signal(signal === 'SIGTERM' ? stopSignalOf(app) : signal)
     for (const w of this.#stopWaiters.splice(0)) w()
   }
 
@@ -145,6 +162,7 @@ export class Supervisor {
     try {
       this.#save()
       await this.#startRuntime()
+      this.#opts.onRuntimeStarted?.()
       const initOk = await this.#runInitApps()
       if (initOk && !this.#stopping) await this.#runRegularApps()
       else this.#record.ready_at = null
@@ -155,6 +173,21 @@ export class Supervisor {
     } finally {
       stopForwarding()
       await this.#release()
+      if (this.manifest.autoRemove === true) this.#remove()
+    }
+  }
+
+  /**
+   * `--rm`: the pod, exited and its lock released, is removed as `podctl
+   * rm` removes it, in the foreground before `run` exits with the pod's
+   * code, detached before the supervisor ends. A failure is said, and the
+   * pod is left for rm or gc.
+   */
+  #remove(): void {
+    try {
+      removePod(podFromUUIDString(this.pod.dataDir, this.pod.uuid), podTeardown(this.pod.dataDir))
+    } catch (er) {
+      this.#opts.output?.notice(`pod ${this.pod.uuid} was not removed (--rm): ${(er as Error).message}`)
     }
   }
 
@@ -191,13 +224,14 @@ export class Supervisor {
   /** Starts the pod's isolation: nothing for host processes; an isolated pod's infra container, recorded. */
   async #startRuntime(): Promise<void> {
     if (isolationOf(this.manifest) !== 'namespaces') {
-      this.#runtime = new HostRuntime(this.pod)
+      this.#runtime = new HostRuntime(this.pod, { httpProxy: this.manifest.httpProxy !== false })
       return
     }
     const runtime = await OciRuntime.start(this.pod, () => this.manifest, recordedRuntime(this.#record))
     this.#runtime = runtime
     this.#record.holder_pid = runtime.holder.pid
     this.#record.holder_start = runtime.holder.start
+    this.#record.networks = runtime.networks.length > 0 ? runtime.networks : null
     this.#save()
   }
 
@@ -315,7 +349,7 @@ export class Supervisor {
     }
   }
 
-  /** SIGTERM to one app's group, SIGKILL after `timeoutMs` if it is still there. */
+  /** Its stop signal to one app's group, SIGKILL after `timeoutMs` if it is still there. */
   #stopApp(name: string, timeoutMs: number): void {
     const running = this.#running.get(name)
     if (!running) return
@@ -323,7 +357,7 @@ export class Supervisor {
     // change) must not restart the SIGKILL clock of an app being stopped.
     if (running.stopping) return
     running.stopping = true
-    running.proc.signal('SIGTERM')
+    running.proc.signal(stopSignalOf(running.app))
     const timer = setTimeout(() => running.proc.signal('SIGKILL'), timeoutMs)
     timer.unref()
     void running.done.then(() => clearTimeout(timer))
@@ -341,7 +375,7 @@ export class Supervisor {
     const forksBefore = forkCount()
     try {
       log = this.#openLog(app)
-      proc = this.#runtime!.startApp(app)
+      proc = this.#runtime!.startApp(app, { interactive: this.#opts.interactive === true })
     } catch (er) {
       this.#cannotStart(app, log, er as NodeJS.ErrnoException)
       beforeStartSaved?.()
@@ -490,6 +524,8 @@ export class Supervisor {
     this.#record.ready_at = null
     this.#record.holder_pid = null
     this.#record.holder_start = null
+    // Off its networks once it has ended (the runtime's close detaches it).
+    this.#record.networks = null
     for (const a of this.#record.apps) if (a.state !== 'running') a.pid_start = null
     this.#save()
     return code

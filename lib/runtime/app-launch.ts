@@ -15,6 +15,7 @@ import type { App } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { appRoot } from '../pod/prepare.js'
 import { lookPath } from '../proc/executable.js'
+import { PROXY_VARIABLES } from './generate/env.js'
 
 export interface Launch {
   root: string
@@ -47,9 +48,10 @@ export interface AppPlace {
 
 /**
  * Resolves `app`'s user and makes its root and working directory, owned
- * by `owner` (default: the app's user, when it has one; an isolated pod
- * with ids of its own passes their host ids). Throws (spawn-like) when
- * the app cannot start.
+ * by `owner` (default: the app's user, when it has one, with the
+ * directories above made passable; an isolated pod passes its apps' host
+ * ids, and nothing above is opened). Throws (spawn-like) when the app
+ * cannot start.
  */
 export const appPlace = (pod: Pod, app: App, owner?: (user: AppUser | undefined) => { uid: number; gid: number } | undefined): AppPlace => {
   let user: AppUser | undefined
@@ -61,20 +63,26 @@ export const appPlace = (pod: Pod, app: App, owner?: (user: AppUser | undefined)
   const root = appRoot(pod.path, app.name)
   fs.mkdirSync(root, { recursive: true, mode: DIR_MODE })
   const ids = owner ? owner(user) : user
-  if (ids) {
-    fs.lchownSync(root, ids.uid, ids.gid)
-    allowTraverse(pathToRoot(pod))
-  }
+  if (ids) fs.lchownSync(root, ids.uid, ids.gid)
+  // A host process of another user reaches its root through the host's
+  // paths; an isolated app's root is bound into its container by the
+  // runtime, as root, so nothing above it is opened to others (CONTRACT §12a).
+  if (ids && owner === undefined) allowTraverse(pathToRoot(pod))
   // Below the root, the app's own tree: never followed through a link it planted.
   const cwd = app.workingDirectory ? mkdirsInside(root, app.workingDirectory.slice(1) || '.', DIR_MODE, ids) : root
   return { root, cwd, ...(user ? { user } : {}) }
 }
 
-/** Prepares `app` of `pod` to be spawned as a host process; throws (spawn-like) when it cannot start. */
-export const appLaunch = (pod: Pod, app: App): Launch => {
+/**
+ * Prepares `app` of `pod` to be spawned as a host process; throws
+ * (spawn-like) when it cannot start. Its environment is podctl's, without
+ * the caller's proxy variables when the pod says `"httpProxy": false`.
+ */
+export const appLaunch = (pod: Pod, app: App, opts: { httpProxy: boolean } = { httpProxy: true }): Launch => {
   const { root, cwd, user } = appPlace(pod, app)
+  const inherited = opts.httpProxy ? process.env : Object.fromEntries(Object.entries(process.env).filter(([k]) => !PROXY_VARIABLES.includes(k)))
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...inherited,
     ...(user?.name !== undefined ? { USER: user.name, LOGNAME: user.name, HOME: user.home ?? '/' } : {}),
     ...(app.env ?? {}),
     PODCTL_POD_UUID: pod.uuid,

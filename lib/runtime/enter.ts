@@ -4,7 +4,6 @@
  * that app's namespaces, root, user, capabilities, seccomp filter and
  * cgroup, and the caller's standard input, output and error.
  */
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import { isatty } from 'node:tty'
 import path from 'node:path'
@@ -15,9 +14,10 @@ import { isolationOf, type PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { waitReady } from '../pod/wait.js'
 import { signalExitCode } from './host.js'
-import { BUNDLES_DIR, runtimeError } from './oci-pod.js'
+import { RuntimeDriver, notFound, runtimeError } from './driver.js'
+import { BUNDLES_DIR } from './pod-containers.js'
 import { recordedRuntime } from './pod-runtime.js'
-import { appId, runtimeRoot } from './runtime.js'
+import { appId } from './runtime.js'
 
 export interface EnterOptions {
   /** The app whose container the command joins; default: the pod's only running app. */
@@ -43,7 +43,7 @@ const chooseApp = (pod: Pod, wanted: string | undefined): string => {
 }
 
 /** The exit code of a command the runtime could not start, as a shell gives it: 127 not found, else 126. */
-const notStarted = (said: string | undefined): number => (said !== undefined && /executable file not found|no such file or directory/.test(said) ? 127 : 126)
+const notStarted = (said: string | undefined): number => (notFound(said) ? 127 : 126)
 
 /** How long enter waits for a pod's apps to start before it looks for the one to enter. */
 const READY_WAIT_MS = 10_000
@@ -79,11 +79,7 @@ export const enterPod = async (pod: Pod, manifest: PodManifest, command: readonl
   writeFileAtomic(bundle, `${name}.json`, JSON.stringify(proc))
   const log = path.join(bundle, `${name}.log`)
   try {
-    const child = spawn(
-      runtime.path,
-      ['--root', runtimeRoot(pod.dataDir, runtime), '--log', log, '--log-format', 'json', 'exec', ...(opts.tty ? ['--tty'] : []), '--process', path.join(bundle, `${name}.json`), appId(pod.uuid, app)],
-      { stdio: 'inherit' },
-    )
+    const child = new RuntimeDriver(pod.dataDir, runtime).exec(appId(pod.uuid, app), path.join(bundle, `${name}.json`), { tty: opts.tty === true, log, stdio: 'inherit' })
     // The terminal's Ctrl-C reaches the runtime itself (one process group),
     // which passes it on: podctl only must not die of it. A signal sent to
     // podctl alone (kill PID, a process manager) is passed to the runtime,

@@ -10,20 +10,23 @@ import type { Pod } from '../pod/pod.js'
 import { GUARDIAN_FD, guardedSpawnArgs } from '../proc/guardian.js'
 import { killGroup } from '../proc/signal.js'
 import { appLaunch } from './app-launch.js'
-import type { AppProcess, PodRuntime } from './types.js'
+import type { AppProcess, PodRuntime, StartOptions } from './types.js'
 
 /** The exit code of a process that died of a signal: 128 + its number. */
 export const signalExitCode = (signal: NodeJS.Signals): number => 128 + (os.constants.signals[signal] ?? 0)
 
 export class HostRuntime implements PodRuntime {
   readonly #pod: Pod
+  readonly #httpProxy: boolean
 
-  constructor(pod: Pod) {
+  /** `httpProxy` false: the caller's proxy variables do not pass to the apps (CONTRACT §15). */
+  constructor(pod: Pod, opts: { httpProxy: boolean } = { httpProxy: true }) {
     this.#pod = pod
+    this.#httpProxy = opts.httpProxy
   }
 
-  startApp(app: App): AppProcess {
-    const { cwd, env, user } = appLaunch(this.#pod, app)
+  startApp(app: App, opts: StartOptions): AppProcess {
+    const { cwd, env, user } = appLaunch(this.#pod, app, { httpProxy: this.#httpProxy })
     // Each app leads its own process group, so that a signal reaches the
     // app's children too and the terminal's Ctrl-C reaches only podctl,
     // which forwards it. Its guardian is born with it (lib/proc/guardian.ts).
@@ -31,7 +34,7 @@ export class HostRuntime implements PodRuntime {
       cwd,
       env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      stdio: [opts.interactive && app.stdin === true ? 'inherit' : 'ignore', 'pipe', 'pipe', 'pipe'],
       ...(user ? { uid: user.uid, gid: user.gid } : {}),
     })
     // A spawn that failed at once (EMFILE, EAGAIN) has no pipes; its 'error' event follows.

@@ -10,21 +10,23 @@ import path from 'node:path'
 import { PodctlError } from '../errors.js'
 import { usernsOf, type PodManifest } from '../pod/manifest.js'
 import type { BeforeDelete, Pod } from '../pod/pod.js'
-import { HOST_DIRS } from '../pod/prepare.js'
+import { HOST_DIRS } from './generate/root.js'
 import { podMountsTeardown } from '../image/app-root.js'
 import type { PodRecord } from '../pod/record.js'
 import { tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { normalizeMountPath } from '../volume/plan.js'
-import { limitsRefused } from './oci.js'
-import { BUNDLES_DIR, deletePodContainers } from './oci-pod.js'
+import { RuntimeDriver } from './driver.js'
+import { BUNDLES_DIR } from './pod-containers.js'
+import { limitsRefused } from './pod-facts.js'
+import { findInfraProgram } from './infra.js'
 import { findRuntime, type RuntimeRef } from './runtime.js'
 import { containersCommonProfile, userSeccomp } from './seccomp.js'
 import { privateIdRange } from './userns.js'
 
 const under = (p: string, dir: string): boolean => p === dir || p.startsWith(`${dir}/`)
 
-/** The kernel's file systems in a pod's root (its /proc, /sys, /dev): no volume goes there. */
-const KERNEL_DIRS = ['/proc', '/sys', '/dev'] as const
+/** The kernel's file systems in a pod's root (its /proc, /sys, /dev), and podctl's own place there: no volume goes there. */
+const KERNEL_DIRS = ['/proc', '/sys', '/dev', '/run/podctl'] as const
 
 /**
  * Mount paths the pod's root cannot hold: the host's own directories are
@@ -38,7 +40,7 @@ export const mountPathProblems = (m: PodManifest): string[] => {
       const p = normalizeMountPath(mt.path)
       const kernel = KERNEL_DIRS.find((d) => under(p, d))
       if (kernel !== undefined) {
-        problems.push(`apps[${i}].mounts[${j}].path: ${JSON.stringify(mt.path)} is in ${kernel}, which is the kernel's own in the pod; mount the volume elsewhere`)
+        problems.push(`apps[${i}].mounts[${j}].path: ${JSON.stringify(mt.path)} is in ${kernel}, which is ${kernel === '/run/podctl' ? "podctl's own" : "the kernel's own"} in the pod; mount the volume elsewhere`)
         return
       }
       const host = HOST_DIRS.find((d) => under(p, d))
@@ -73,6 +75,7 @@ export const checkIsolatedPod = (m: PodManifest, wanted?: string): RuntimeRef =>
   }
   const refused = limitsRefused(m, 'the pod')
   if (refused) throw refused
+  findInfraProgram()
   return findRuntime(wanted)
 }
 
@@ -92,7 +95,7 @@ export const podTeardown = (dataDir: string): BeforeDelete => {
   return (pod) => {
     if (fs.existsSync(path.join(pod.path, BUNDLES_DIR))) {
       const runtime = recordedRuntime(pod.record()).runtime
-      if (runtime) deletePodContainers({ dataDir: pod.dataDir, runtime }, pod.uuid)
+      if (runtime) new RuntimeDriver(pod.dataDir, runtime).deletePod(pod.uuid)
     }
     unmountRoots(pod)
     tearDownPodVolumes(pod)

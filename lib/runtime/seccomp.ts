@@ -12,6 +12,7 @@
 import fs from 'node:fs'
 import { PodctlError } from '../errors.js'
 import { readUserFile } from '../fs/read.js'
+import type { Seccomp, SeccompArg, SeccompSyscall } from './oci-spec.js'
 
 /** Where containers-common puts its profile (Debian: golang-github-containers-common; Fedora: containers-common). */
 export const CONTAINERS_COMMON_PROFILE = '/usr/share/containers/seccomp.json'
@@ -23,7 +24,7 @@ interface CommonRule {
   name?: string
   action: string
   errnoRet?: number
-  args?: OciArg[] | null
+  args?: SeccompArg[] | null
   includes?: { caps?: string[]; arches?: string[]; minKernel?: string }
   excludes?: { caps?: string[]; arches?: string[] }
 }
@@ -33,28 +34,6 @@ interface CommonProfile {
   defaultErrnoRet?: number
   archMap?: { architecture: string; subArchitectures?: string[] }[]
   syscalls?: CommonRule[]
-}
-
-export interface OciArg {
-  index: number
-  value: number
-  valueTwo?: number
-  op: string
-}
-
-export interface OciSyscall {
-  names: string[]
-  action: string
-  errnoRet?: number
-  args?: OciArg[]
-}
-
-/** The `linux.seccomp` of an OCI config. */
-export interface OciSeccomp {
-  defaultAction: string
-  defaultErrnoRet?: number
-  architectures?: string[]
-  syscalls: OciSyscall[]
 }
 
 /** Node's names of architectures, as Go (and so the profile's `arches`) names them. */
@@ -116,7 +95,7 @@ const kernelAtLeast = (min: string, release: string): boolean => {
  * names; podctl's own rules (SYS_ADMIN_ONLY, NEVER, namespace flags) are
  * then laid over it.
  */
-export const ociSeccomp = (profile: CommonProfile, caps: readonly string[], arch: string = process.arch, kernel: string = osRelease()): OciSeccomp => {
+export const ociSeccomp = (profile: CommonProfile, caps: readonly string[], arch: string = process.arch, kernel: string = osRelease()): Seccomp => {
   const goArch = GO_ARCH[arch] ?? arch
   const arches = archAliases(goArch)
   const held = new Set(caps)
@@ -124,7 +103,7 @@ export const ociSeccomp = (profile: CommonProfile, caps: readonly string[], arch
   const native = SCMP_ARCH[arch]
   const archEntry = profile.archMap?.find((a) => a.architecture === native)
   const withheld = new Set([...NEVER, ...(sysAdmin ? [] : SYS_ADMIN_ONLY), 'unshare', 'clone', 'clone3'])
-  const syscalls: OciSyscall[] = []
+  const syscalls: SeccompSyscall[] = []
   for (const r of profile.syscalls ?? []) {
     const inc = r.includes ?? {}
     const exc = r.excludes ?? {}
@@ -144,7 +123,7 @@ export const ociSeccomp = (profile: CommonProfile, caps: readonly string[], arch
   }
   // A rule the profile denies outright stays; the same name allowed by podctl's rules below would clash in libseccomp.
   const denied = new Set(syscalls.filter((s) => s.action !== 'SCMP_ACT_ALLOW' && !s.args).flatMap((s) => s.names))
-  const allow = (names: string[], args?: OciArg[]): void => {
+  const allow = (names: string[], args?: SeccompArg[]): void => {
     const left = names.filter((n) => !denied.has(n))
     if (left.length > 0) syscalls.push({ names: left, action: 'SCMP_ACT_ALLOW', ...(args ? { args } : {}) })
   }
@@ -218,7 +197,7 @@ const OCI_OPS: readonly string[] = ['SCMP_CMP_NE', 'SCMP_CMP_LT', 'SCMP_CMP_LE',
  * A user's own OCI seccomp profile (`"seccomp": PATH`), read and checked
  * at prepare time; EUSAGE naming the file when it is not one.
  */
-export const userSeccomp = (file: string): OciSeccomp => {
+export const userSeccomp = (file: string): Seccomp => {
   const bad = (why: string): PodctlError => new PodctlError('EUSAGE', `seccomp profile ${file}: ${why}`, 'give an OCI seccomp profile (the "linux.seccomp" object of an OCI config), "default" or "unconfined"')
   let value: unknown
   try {
@@ -227,7 +206,7 @@ export const userSeccomp = (file: string): OciSeccomp => {
     if (er instanceof PodctlError) throw er
     throw bad(`not JSON: ${(er as Error).message}`)
   }
-  const v = value as Partial<OciSeccomp>
+  const v = value as Partial<Seccomp>
   if (value === null || typeof value !== 'object' || typeof v.defaultAction !== 'string' || !v.defaultAction.startsWith('SCMP_ACT_')) {
     throw bad('has no "defaultAction" such as "SCMP_ACT_ERRNO"')
   }
@@ -243,5 +222,5 @@ export const userSeccomp = (file: string): OciSeccomp => {
       throw bad(`${at}: "args" is not a list of conditions with "op" one of ${OCI_OPS.join(', ')}`)
     }
   }
-  return { ...(value as OciSeccomp), syscalls: v.syscalls ?? [] }
+  return { ...(value as Seccomp), syscalls: v.syscalls ?? [] }
 }

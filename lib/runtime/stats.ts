@@ -7,7 +7,7 @@
  */
 import { cgroupUsage } from '../proc/cgroups.js'
 import type { Pod } from '../pod/pod.js'
-import { appCgroup, podCgroup } from './spec.js'
+import { appCgroup, podCgroup } from './generate/resources.js'
 
 /** One app's use, as `stats --format json` prints it. */
 export interface AppStats {

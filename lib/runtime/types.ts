@@ -25,10 +25,16 @@ export interface AppProcess {
   ended(code: number | null, signal: NodeJS.Signals | null): Promise<{ exitCode: number; reason?: AppEndReason }>
 }
 
+/** How an app is started besides what its manifest says. */
+export interface StartOptions {
+  /** podctl's own standard input and terminal may be the app's (a foreground run): its `stdin` and `tty` then hold. */
+  interactive: boolean
+}
+
 /** A running pod's isolation: started before its first app, closed after its last. */
 export interface PodRuntime {
   /** Starts `app`; throws a spawn-like error when it cannot even be tried (its user is unknown). */
-  startApp(app: App): AppProcess
+  startApp(app: App, opts: StartOptions): AppProcess
   /** The pod's first process on the host while it runs (an isolated pod's infra), to record. */
   readonly holder?: { pid: number; start: string | null }
   /** Ends what the pod still runs; resolves once nothing of it is left. */

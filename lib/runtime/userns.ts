@@ -7,7 +7,7 @@
 import fs from 'node:fs'
 import { PodctlError } from '../errors.js'
 import { lookUpUser } from '../proc/users.js'
-import type { IdMap } from './spec.js'
+import type { IdMap } from './generate/facts.js'
 
 /** The user whose subordinate ids private pods use. */
 export const SUBID_USER = 'podctl'
@@ -51,9 +51,26 @@ export const privateIdRange = (subuid = '/etc/subuid', subgid = '/etc/subgid'): 
   return { uid: [{ containerID: 0, hostID: uid, size: PRIVATE_RANGE }], gid: [{ containerID: 0, hostID: gid, size: PRIVATE_RANGE }] }
 }
 
-/** Where a pod's uid and gid 0 are on the host, when it has ids of its own as root (`userns: private`); else undefined. */
-export const podIdShift = (m: { userns?: 'host' | 'private' }): { uid: number; gid: number } | undefined => {
-  if (m.userns !== 'private' || process.geteuid?.() !== 0) return undefined
-  const r = privateIdRange()
-  return { uid: r.uid[0]!.hostID, gid: r.gid[0]!.hostID }
+/**
+ * Whose ids a pod's processes have, worked out once per pod: the host's
+ * (root, `userns: host`: no map), the invoking user's alone (rootless:
+ * that user is root in the pod, and no one else is mapped), or a private
+ * range (root, `userns: private`). `shift` is where the pod's uid and gid
+ * 0 are on the host when root gave it a range: what its files are given
+ * to (its roots, its volumes, its renders).
+ */
+export interface PodIds {
+  map?: IdMap
+  shift?: { uid: number; gid: number }
+  rootless: boolean
+}
+
+export const podIds = (m: { userns?: 'host' | 'private' }): PodIds => {
+  if (process.geteuid?.() !== 0) {
+    const map: IdMap = { uid: [{ containerID: 0, hostID: process.geteuid!(), size: 1 }], gid: [{ containerID: 0, hostID: process.getegid!(), size: 1 }] }
+    return { map, rootless: true }
+  }
+  if (m.userns !== 'private') return { rootless: false }
+  const map = privateIdRange()
+  return { map, shift: { uid: map.uid[0]!.hostID, gid: map.gid[0]!.hostID }, rootless: false }
 }

@@ -12,3 +12,12 @@ export const POD_VOLUME_STATE = 'volume-state'
 export const podVolumeRel = (name: string): string => `${POD_VOLUMES}/${name}`
 export const podVolumeDir = (podPath: string, name: string): string => path.join(podPath, POD_VOLUMES, name)
 export const volumeStateDir = (podPath: string): string => path.join(podPath, POD_VOLUME_STATE)
+
+/**
+ * Where the apps of an isolated pod see each volume's data (the runtime
+ * binds it there), and so where the mount-point links of such a pod
+ * point: a path of the pod's, never a host path, so that the data dir's
+ * location shows nowhere inside the pod (CONTRACT §12a).
+ */
+export const ISOLATED_VOLUMES = '/run/podctl/volumes'
+export const isolatedVolumePath = (name: string): string => `${ISOLATED_VOLUMES}/${name}`

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { PodctlError, bug, oneLine } from '../errors.js'
 import { MAX_MANIFEST_BYTES, readOwnText } from '../fs/read.js'
 import { tryLockAt } from '../lock/lock.js'
-import { formatProblems, nameLengthProblem, type ManifestProblem, type PodManifest } from '../pod/manifest.js'
+import { formatProblems, isolationOf, nameLengthProblem, type ManifestProblem, type PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
 import { MANIFEST_FILE } from '../pod/record.js'
 import { TS_DIR_NAME_BYTES } from './atomic-writer.js'
@@ -22,13 +22,23 @@ import { recordedVolumes, removeVolumeStateDir } from './state.js'
 import { allowTraverse } from '../fs/modes.js'
 import { reachDir } from '../fs/reach.js'
 import { resolveAppUser, type AppUser } from '../pod/app-user.js'
-import { POD_VOLUMES, podVolumeDir, volumeStateDir } from './layout.js'
+import { POD_VOLUMES, isolatedVolumePath, podVolumeDir, volumeStateDir } from './layout.js'
 import { parsePodManifest } from './manifest.js'
 import type { PodRef, RecordedMountPoint, VolumeSpec } from './types.js'
 import { accessModeOf } from '../storage/access-modes.js'
 
 /** Where a pod with ids of its own (CONTRACT §12, `userns: private`) maps its uid and gid 0 on the host. */
 export type IdShift = { uid: number; gid: number }
+
+/**
+ * Who a pod's volumes are given to, where the host's users do not say:
+ * the pod's id shift, and the ids of apps whose users only their image
+ * knows (the runtime room looks them up in the image).
+ */
+export interface VolumeOwners {
+  shift?: IdShift | undefined
+  apps?: ReadonlyMap<string, { uid: number; gid: number }>
+}
 
 /** A pod this process may hold the lock of. */
 export type LockablePod = Pick<Pod, 'dataDir' | 'uuid' | 'path' | 'holdsLock'>
@@ -73,15 +83,21 @@ export const checkVolumeSources = (dataDir: string, m: PodManifest, fleetClaims?
 
 const specsOf = (m: PodManifest): Map<string, VolumeSpec> => new Map((m.volumes ?? []).map((v) => [v.name, { name: v.name, volume: v }]))
 
-/** Every volume's mount points; a link to data inside the pod dir is relative, as the pod dir moves between state dirs. */
+/**
+ * Every volume's mount points. In a pod of host processes a link to data
+ * inside the pod dir is relative, as the pod dir moves between state
+ * dirs, and any other is the data's host path; in an isolated pod every
+ * link points where its apps see the volume (ISOLATED_VOLUMES).
+ */
 export const podMountPoints = (pod: PodRef, m: PodManifest, registry: PluginRegistry = defaultRegistry()): Map<string, RecordedMountPoint[]> => {
   const dataPath = new Map([...specsOf(m)].map(([name, spec]) => [name, registry.findPluginBySpec(spec).newMounter(spec, pod).path]))
+  const isolated = isolationOf(m) === 'namespaces'
   const out = new Map<string, RecordedMountPoint[]>()
   for (const mp of mountPoints(planMounts(m))) {
     const data = dataPath.get(mp.volume)
     if (data === undefined) continue
     const linkAbs = path.join(pod.path, mp.link)
-    const target = data.startsWith(`${pod.path}/`) ? path.relative(path.dirname(linkAbs), data) : data
+    const target = isolated ? isolatedVolumePath(mp.volume) : data.startsWith(`${pod.path}/`) ? path.relative(path.dirname(linkAbs), data) : data
     out.set(mp.volume, [...(out.get(mp.volume) ?? []), { link: mp.link, target }])
   }
   return out
@@ -97,7 +113,7 @@ export const setUpPodVolumes = (
   m: PodManifest,
   opts: OperationOptions = { wait: true },
   registry: PluginRegistry = defaultRegistry(),
-  idShift?: IdShift,
+  owners: VolumeOwners = {},
 ): void => {
   if (!m.volumes || m.volumes.length === 0) return
   if (!pod.holdsLock) throw bug(`setting up the volumes of pod ${pod.uuid} without its lock`)
@@ -110,7 +126,7 @@ export const setUpPodVolumes = (
       touched.push(name)
       ex.mountVolume(specs.get(name)!, points.get(name) ?? [], opts)
     }
-    grantToAppUsers(pod, m, idShift)
+    grantToAppUsers(pod, m, owners)
   } catch (er) {
     // One that fails stays recorded: gc and rm tear it down with the pod.
     for (const name of touched.reverse()) unlessError(() => ex.unmountVolume(name, opts, { podRemoved: false }))
@@ -124,21 +140,25 @@ export const setUpPodVolumes = (
  * writable to that user (the first such app) and lets everyone through the
  * directories above it (CONTRACT §10). Host and files volumes stay as they are.
  */
-const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => {
+const grantToAppUsers = (pod: PodRef, m: PodManifest, given: VolumeOwners): void => {
+  const shift = given.shift
   // A podctl that is not root runs every app as itself (an isolated one as root of its own user namespace): nothing to give.
   if (process.geteuid?.() !== 0) return
-  const owners = new Map<string, AppUser>()
+  const owners = new Map<string, { uid: number; gid: number }>()
   for (const a of m.apps) {
     // An app whose user cannot be resolved cannot start: the supervisor says so.
-    const u = unlessError(() => resolveAppUser(a))
+    const u = given.apps?.get(a.name) ?? unlessError(() => resolveAppUser(a))
     if (u === undefined) continue
     // In a pod of its own id range the app's user is someone else on the host.
     const owner = shift ? { uid: shift.uid + u.uid, gid: shift.gid + u.gid } : u
     for (const mt of a.mounts ?? []) if (!mt.readOnly && !owners.has(mt.volume)) owners.set(mt.volume, owner)
   }
+  // An isolated pod's volumes are bound into its containers by the runtime,
+  // as root: nothing above them is opened to others (CONTRACT §12a).
+  const traverse = isolationOf(m) === 'namespaces' ? () => {} : allowTraverse
   // A files volume stays podctl's; one that another user reads needs only a way to it.
   const readers = m.apps.filter((a) => shift !== undefined || a.user !== undefined || a.group !== undefined)
-  if (readers.some((a) => (a.mounts ?? []).some((mt) => m.volumes?.find((v) => v.name === mt.volume)?.kind === 'files'))) allowTraverse([path.join(pod.path, POD_VOLUMES)])
+  if (readers.some((a) => (a.mounts ?? []).some((mt) => m.volumes?.find((v) => v.name === mt.volume)?.kind === 'files'))) traverse([path.join(pod.path, POD_VOLUMES)])
   // There root is someone else too: a volume that no app of another user
   // writes goes to the range's root (which, as root in the pod, may also
   // write what the range's other users own, as root may on the host).
@@ -147,7 +167,7 @@ const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => 
     const u = owners.get(v.name)
     if (u === undefined) continue
     if (v.kind === 'empty') {
-      allowTraverse([path.join(pod.path, POD_VOLUMES)])
+      traverse([path.join(pod.path, POD_VOLUMES)])
       fs.lchownSync(podVolumeDir(pod.path, v.name), u.uid, u.gid)
     } else if (v.kind === 'persistent') {
       const rec = readVolume(pod.dataDir, volumeOfClaim(pod.dataDir, v.claim))
@@ -155,7 +175,7 @@ const grantToAppUsers = (pod: PodRef, m: PodManifest, shift?: IdShift): void => 
         giveExecVolume(rec, u)
         continue
       }
-      allowTraverse([volumesRoot(pod.dataDir), pvDir(pod.dataDir, rec.name)])
+      traverse([volumesRoot(pod.dataDir), pvDir(pod.dataDir, rec.name)])
       fs.lchownSync(volumeDataPath(pod.dataDir, rec), u.uid, u.gid)
     }
   }

@@ -54,6 +54,17 @@ t.test('bash: subcommands, options, values, pods and apps', { skip: hasBash ? fa
   t.same(ask('status', ''), [uuid], 'pods from the data dir')
   t.same(ask('logs', uuid.slice(0, 8), '--app', ''), ['sleep'], 'the apps of the pod named before')
   t.same(ask('run', '--', 'sl'), [], 'nothing after --: the shell completes files')
+  fs.mkdirSync(path.join(dir, 'networks'))
+  fs.writeFileSync(path.join(dir, 'networks', 'front.conflist'), '{}')
+  const conf = path.join(path.dirname(dir), 'net.d')
+  fs.mkdirSync(conf)
+  fs.writeFileSync(path.join(conf, '10-lab.conflist'), '{"cniVersion": "1.0.0", "name": "lab", "plugins": [{"type": "bridge"}]}')
+  process.env.PODCTL_CNI_CONFIG_DIR = conf
+  t.teardown(() => void delete process.env.PODCTL_CNI_CONFIG_DIR)
+  t.same(ask('network', 'inspect', ''), ['bridge', 'front', 'lab'], "networks: the default, the data dir's, the operator's")
+  t.same(ask('network', 'rm', 'front', 'f'), ['front'], 'rm takes several')
+  t.same(ask('run', '--network', ''), ['bridge', 'front', 'host', 'lab', 'none'], "run --network: the modes and the networks")
+  t.same(ask('prepare', '--network', '=', 'f'), ['front'], 'prepare --network=f')
 })
 
 t.test('zsh and fish scripts; an unknown shell is exit 2', async (t) => {

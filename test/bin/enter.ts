@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { argvFor, launcher, podctl, startPodctl, type RunOptions } from '../helpers/cli-util.js'
 import { containersMissing } from '../helpers/containers.js'
-import { STACK_RE, manifestFile, pollUntil, type Test } from '../helpers/common.js'
+import { ROOT, STACK_RE, manifestFile, pollUntil, type Test } from '../helpers/common.js'
 import { PODMAN_DEFAULT, appOf, capsOfMask, isolatedManifest, procStatus, statusJson, unprivileged, userDataDir } from '../helpers/oci-util.js'
 import { allPids, dataDir } from '../helpers/run-util.js'
 
@@ -183,6 +183,13 @@ t.test('as root', { skip }, async (t) => {
     const none = podctl(dir, ['enter', uuid, '--', 'tty'])
     t.equal(none.status, 1)
     t.equal(none.stdout, 'not a tty\n')
+    // As enter.md says (its exit codes): 2, a usage error, not 126.
+    const noTerminal = podctl(dir, ['enter', '-t', uuid, '--', 'tty'])
+    t.equal(noTerminal.status, 2, '-t without a terminal: exit 2')
+    t.equal(noTerminal.stderr, 'podctl: -t gives the command a terminal, and standard input is not one\nleave -t out in a script or a pipe\n')
+    const page = fs.readFileSync(path.join(ROOT, 'Documentation', 'subcommands', 'enter.md'), 'utf8')
+    t.match(page, /\| 2 \| [^\n]*`-t` without a terminal/, 'enter.md lists it under exit 2')
+    t.notMatch(page, /\| 126 \| [^\n]*-t/, 'and not under 126')
   })
 
   // A signal sent to podctl enter alone (kill PID, a process manager,

@@ -49,7 +49,7 @@ for (const who of [root, other]) {
       t.not(r.status, 0, "the pod's exit code is touch's failure")
       t.equal(etcX(), before, 'nothing was written on the host (/etc/x neither made nor touched)')
       const st = JSON.parse(run(dir, ['list', '--format', 'json']).stdout)[0]
-      t.match(st, { isolation: 'namespaces', network: 'host', state: 'exited' }, 'list shows isolation and network')
+      t.match(st, { isolation: 'namespaces', network: 'bridge', state: 'exited' }, 'list shows isolation and network (bridge: the default of an isolated pod, CONTRACT §14)')
       t.not(st.apps[0].pid, Number(pid), 'the recorded pid is a host pid, not the one inside')
     })
 
@@ -60,7 +60,7 @@ for (const who of [root, other]) {
       const uuid = JSON.parse(run(dir, ['list', '--format', 'json']).stdout)[0].uuid as string
       t.equal(r.stdout, `${uuid.slice(0, 8)}\na\nb\n`)
       const st = JSON.parse(run(dir, ['status', uuid, '--format', 'json']).stdout)
-      t.match(st, { isolation: 'namespaces', network: 'host' }, 'status shows isolation and network')
+      t.match(st, { isolation: 'namespaces', network: 'bridge' }, 'status shows isolation and network')
     })
 
     t.test('readOnly volumes cannot be written (EROFS); with isolation host the same manifest writes (the honest contrast)', async (t) => {
@@ -161,7 +161,7 @@ for (const who of [root, other]) {
       t.equal(r.status, 0, r.stderr)
       t.match(r.stdout, /host: (ECONNREFUSED|ENETUNREACH)\n/, "connecting to the host's loopback port fails")
       t.match(r.stdout, /pod: pod\n/, "the pod's own loopback works")
-      const hostView = podctl(dir, ['run', '--isolation', 'namespaces', '--', process.execPath, '-e', js], who.opts)
+      const hostView = podctl(dir, ['run', '--isolation', 'namespaces', '--network', 'host', '--', process.execPath, '-e', js], who.opts)
       t.match(hostView.stdout, /host: connected/, 'with network host, the same app reaches the host port (the check is not vacuous)')
     })
 

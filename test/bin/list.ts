@@ -18,8 +18,16 @@ import {
   preparingPod,
 } from '../helpers/cli-util.js'
 import { holdRunning } from '../helpers/pod-util.js'
+import { podFromUUIDString } from '../../lib/pod/pod.js'
+import { readRecord, writeRecord, type NetworkAttachment } from '../../lib/pod/record.js'
 
-const HEADER = /^UUID {3}NAME {3}APPS {3}STATE {3}CREATED {3}STARTED\n$/
+/** Records a pod's attachments in its pod.json, as the runtime does once CNI's ADD has answered. */
+const attachInRecord = (dir: string, uuid: string, networks: NetworkAttachment[]): void => {
+  const pod = podFromUUIDString(dir, uuid)
+  writeRecord(pod.path, { ...readRecord(pod.path)!, networks })
+}
+
+const HEADER = /^UUID {3}NAME {3}APPS {3}STATE {3}CREATED {3}STARTED {3}NETWORKS\n$/
 
 interface PodJson {
   uuid: string
@@ -213,6 +221,38 @@ t.test('JSON objects have exactly the keys and types of CONTRACT §5', async (t)
   t.equal(pretty.status, 0)
   t.strictSame(JSON.parse(pretty.stdout), pods)
   t.match(pretty.stdout, /^\[\n {2}\{\n {4}"uuid"/)
+})
+
+t.test('NETWORKS and "networks": where the runtime attached each pod (CONTRACT §14)', async (t) => {
+  const dir = t.testdir({})
+  const one = await exitedPod(dir, manifest({ name: 'one' }))
+  const two = await exitedPod(dir, manifest({ name: 'two' }))
+  const none = await preparedPod(dir, manifest({ name: 'none' }))
+  const old = await exitedPod(dir, manifest({ name: 'old' }))
+  const atts: Record<string, NetworkAttachment[]> = {
+    [one]: [{ name: 'bridge', ip: '10.90.0.5', ip6: null, iface: 'eth0', mac: '0a:58:0a:5a:00:05' }],
+    [two]: [
+      { name: 'bridge', ip: '10.90.0.6', ip6: 'fd90::6', iface: 'eth0', mac: '0a:58:0a:5a:00:06' },
+      { name: 'front', ip: null, ip6: 'fd91::7', iface: 'eth1', mac: null },
+    ],
+  }
+  for (const [uuid, networks] of Object.entries(atts)) attachInRecord(dir, uuid, networks)
+  // A record written before pods had networks has no such field.
+  const oldFile = path.join(podFromUUIDString(dir, old).path, 'pod.json')
+  fs.writeFileSync(oldFile, fs.readFileSync(oldFile, 'utf8').replace('"networks":null,', ''))
+  t.notMatch(fs.readFileSync(oldFile, 'utf8'), /networks/)
+
+  const table = podctl(dir, ['list'])
+  t.equal(table.status, 0, table.stderr)
+  t.match(table.stdout, /^UUID +NAME +APPS +STATE +CREATED +STARTED +NETWORKS\n/, 'the last column, as rkt\'s')
+  const rows = Object.fromEntries(parseTable(table.stdout).map((r) => [r.NAME, r.NETWORKS]))
+  t.strictSame(rows, { one: 'bridge:ip4=10.90.0.5', two: 'bridge:ip4=10.90.0.6,ip6=fd90::6, front:ip6=fd91::7', none: '-', old: '-' }, "rkt's name:ip4=ADDRESS, several joined by commas, - when none")
+  // The fast JSON (records copied), and the parsed one (--sort name): the same networks.
+  for (const args of [[], ['--sort', 'name'], ['--filter', 'name=one,name=two,name=none,name=old']]) {
+    const pods = listJson(t, dir, args) as unknown as (PodJson & { networks: unknown })[]
+    t.strictSame(Object.fromEntries(pods.map((p) => [p.uuid, p.networks])), { [one]: atts[one], [two]: atts[two], [none]: null, [old]: null }, `list --format json ${args.join(' ')}: each pod's networks, null when it has none`)
+    for (const p of pods) t.strictSame(podShapeProblems(p), [], `${p.name}: the JSON's shape`)
+  }
 })
 
 t.test('an unknown --format is a usage error', async (t) => {

@@ -42,6 +42,23 @@ t.test('man renders them', { skip: spawnSync('man', ['--version']).status === 0 
   t.match(r.stdout, /podctl-list - list all pods/)
 })
 
+// Each page as a reader sees it on a terminal 80 columns wide:
+// no HTML entity (marked escapes quotes in code spans), no line wider than
+// the terminal (tables, code blocks, long words), no line troff could not
+// break.
+t.test('every page reads at 80 columns', { skip: spawnSync('man', ['--version']).status === 0 ? false : 'no man(1) on this machine' }, async (t) => {
+  for (const width of [80]) {
+    for (const page of fs.readdirSync(manDir)) {
+      const r = spawnSync('man', ['-l', path.join(manDir, page)], { encoding: 'utf8', env: { ...process.env, MANPAGER: 'cat', PAGER: 'cat', MANWIDTH: String(width), LANG: 'C.UTF-8' } })
+      t.equal(r.status, 0, `${page} at ${width}: man exits 0`)
+      t.notMatch(r.stderr, /can't break line|cannot break line/, `${page} at ${width}: troff broke every line`)
+      t.strictSame(r.stdout.match(/&(?:[a-z][a-z0-9]*|#\d+|#x[0-9a-f]+);/gi) ?? [], [], `${page} at ${width}: no HTML entity`)
+      const wide = r.stdout.split('\n').filter((line) => [...line].length > width)
+      t.strictSame(wide, [], `${page} at ${width}: no line over ${width} columns`)
+    }
+  }
+})
+
 t.test('the pages carry no HTML comments (the doc-test\'s hidden sessions)', async (t) => {
   for (const page of fs.readdirSync(manDir)) t.notMatch(fs.readFileSync(path.join(manDir, page), 'utf8'), /<!\\?-\\?-|doctest/, page)
 })

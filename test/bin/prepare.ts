@@ -173,12 +173,12 @@ const refusals: { name: string; args: (dir: string) => string[]; files?: Record<
   {
     name: 'bad --name',
     args: () => ['prepare', '--name', 'UPPER', '--', 'true'],
-    stderr: /^podctl: invalid manifest: .*\bname: "UPPER"/,
+    stderr: /^podctl: invalid --name "UPPER": expected 1 to 63 characters/,
   },
   {
     name: 'a name longer than 63 characters',
     args: () => ['prepare', '--name', 'a'.repeat(64), '--', 'true'],
-    stderr: /^podctl: invalid manifest: .*\bname: /,
+    stderr: /^podctl: invalid --name "a{64}": /,
   },
   {
     name: 'wrong apiVersion',
@@ -207,7 +207,7 @@ const refusals: { name: string; args: (dir: string) => string[]; files?: Record<
   {
     name: 'program not on PATH (command)',
     args: () => ['prepare', '--', 'podctl-no-such-program-here'],
-    stderr: /^podctl: invalid manifest: apps\[0\]\.exec\[0\]: "podctl-no-such-program-here" was not found on PATH/,
+    stderr: /^podctl: invalid command after --: "podctl-no-such-program-here" was not found on PATH/,
   },
   {
     name: 'program not on PATH (manifest)',
@@ -218,7 +218,7 @@ const refusals: { name: string; args: (dir: string) => string[]; files?: Record<
   {
     name: 'absolute program that does not exist',
     args: () => ['prepare', '--', '/nonexistent/bin/prog'],
-    stderr: /^podctl: invalid manifest: apps\[0\]\.exec\[0\]: "\/nonexistent\/bin\/prog" is not an executable file/,
+    stderr: /^podctl: invalid command after --: "\/nonexistent\/bin\/prog" is not an executable file/,
   },
   {
     name: 'both --manifest and a command',
@@ -238,8 +238,8 @@ const refusals: { name: string; args: (dir: string) => string[]; files?: Record<
   },
   {
     name: 'bad --env',
-    args: () => ['prepare', '--env', 'NOVALUE', '--', 'true'],
-    stderr: /^podctl: .*--env.*NOVALUE/,
+    args: () => ['prepare', '--env', 'NO-VALUE', '--', 'true'],
+    stderr: /^podctl: .*--env.*NO-VALUE/,
   },
   {
     name: 'bad --env key',

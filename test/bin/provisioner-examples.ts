@@ -80,22 +80,22 @@ t.test('dir-provisioner: a directory per volume under its root; the app writes i
   t.equal(r.status, 0, r.stderr)
 
   const claim = json(podctl(dir, ['volume', 'claim', 'inspect', 'db', '--format', 'json']).stdout)
-  t.match(claim, { name: 'db', class: 'dirs', size_bytes: 1_000_000, phase: 'bound', volume: /^pvc-/ })
+  t.match(claim, { name: 'db', class: 'dirs', size_bytes: 1_048_576, phase: 'bound', volume: /^pvc-/ })
   t.same(claim.events.map((e: { reason: string }) => e.reason), ['Provisioning', 'ProvisioningSucceeded'])
   const vdir = path.join(store, claim.volume)
   t.equal(fs.readFileSync(path.join(vdir, 'f'), 'utf8'), 'hi\n', "the app's file is in the provisioner's directory")
-  t.match(volumeRecord(dir, claim.volume).provisioned, { class: 'dirs', path: vdir, capacity_bytes: 1_000_000 }, 'the answer is recorded')
+  t.match(volumeRecord(dir, claim.volume).provisioned, { class: 'dirs', path: vdir, capacity_bytes: 1_048_576 }, 'the answer is recorded')
 
   // Called again with the same volume name (a crash before podctl recorded the answer): the same directory.
   const req = {
     volume_name: claim.volume,
-    claim: { name: 'db', size_bytes: 1_000_000, access_mode: 'ReadWriteOnce' },
+    claim: { name: 'db', size_bytes: 1_048_576, access_mode: 'ReadWriteOnce' },
     class: { name: 'dirs', parameters: { root: store } },
     data_dir: dir,
   }
   const again = callProvisioner(DIR_PROV, 'provision', req)
   t.equal(again.status, 0, again.stderr)
-  t.same(json(again.stdout), { path: vdir, capacity_bytes: 1_000_000 }, 'provision again: the same answer')
+  t.same(json(again.stdout), { path: vdir, capacity_bytes: 1_048_576 }, 'provision again: the same answer')
   t.equal(fs.readFileSync(path.join(vdir, 'f'), 'utf8'), 'hi\n', 'and the data is untouched')
 
   // A volume that is not under its base is not this provisioner's to delete.
@@ -118,7 +118,7 @@ t.test('dir-provisioner: a directory per volume under its root; the app writes i
   t.equal(podctl(dir, ['volume', 'claim', 'inspect', 'db']).status, 3, 'so is the claim')
 
   // A delete called again (cut short before podctl recorded it) is fine.
-  const twice = callProvisioner(DIR_PROV, 'delete', { name: claim.volume, path: vdir, capacity_bytes: 1_000_000, class: 'dirs', parameters: { root: store }, claim: 'db' })
+  const twice = callProvisioner(DIR_PROV, 'delete', { name: claim.volume, path: vdir, capacity_bytes: 1_048_576, class: 'dirs', parameters: { root: store }, claim: 'db' })
   t.equal(twice.status, 0, twice.stderr)
   t.same(json(twice.stdout), {})
 })

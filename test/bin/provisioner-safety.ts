@@ -144,10 +144,10 @@ t.test('a volume smaller than the claim asks: ProvisioningFailed, and the volume
   const { dir, m, prov, base } = setUp(t, `printf '{"path": "%s/%s", "capacity_bytes": 1024}' "$store" "$name"`, [], { size: '100M' })
   const r = podctl(dir, ['run', '--manifest', m])
   t.equal(r.status, 125)
-  t.match(r.stderr, /created volume capacity 1024 is less than requested 100000000/)
+  t.match(r.stderr, /created volume capacity 1024 is less than requested 104857600/)
   const c = json(podctl(dir, ['volume', 'claim', 'inspect', 'db', '--format', 'json']).stdout)
   t.equal(c.phase, 'pending')
-  t.match(c.events.at(-1), { type: 'Warning', reason: 'ProvisioningFailed', message: /created volume capacity 1024 is less than requested 100000000/ })
+  t.match(c.events.at(-1), { type: 'Warning', reason: 'ProvisioningFailed', message: /created volume capacity 1024 is less than requested 104857600/ })
   const name = c.events[0].message.match(/volume (pvc-\S+)/)[1]
   t.same(prov.calls(), [`provision ${name}`, `delete ${name}`], 'the provisioner was asked to delete it at once')
   t.same(fs.readdirSync(path.join(base, 'store')), [], 'and its storage is gone')

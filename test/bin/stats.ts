@@ -134,7 +134,7 @@ t.test('stats of running isolated pods', { skip }, async (t) => {
   t.test('refused: a host pod (4), a pod not running (4), no such pod (3)', async (t) => {
     const r = podctl(dir, ['stats', host, '--no-stream'])
     t.equal(r.status, 4, 'a host pod named: 4')
-    t.match(r.stderr, /^podctl: pod \w{8} runs its apps as host processes: it has no cgroups to read\n/)
+    t.match(r.stderr, /^podctl: pod \w{8} runs its apps as host processes: it has no cgroups to read\nonly isolated pods have cgroups to read: podctl run --isolation namespaces \(or --image\), or "isolation": "namespaces" in a manifest\n$/, 'and says what has them, in a whole sentence')
     t.notMatch(r.stderr, STACK_RE)
     const prepared = podctl(dir, ['prepare', '--isolation', 'namespaces', '--', 'true']).stdout.trim()
     const p = podctl(dir, ['stats', prepared, '--no-stream'])

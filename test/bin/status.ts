@@ -5,6 +5,8 @@ import path from 'node:path'
 import { STACK_RE, TIME_RE, whereIs } from '../helpers/common.js'
 import { exitedPod, podctl, podctlAsync, podShapeProblems, preparedPod } from '../helpers/cli-util.js'
 import { holdRunning } from '../helpers/pod-util.js'
+import { podFromUUIDString } from '../../lib/pod/pod.js'
+import { readRecord, writeRecord } from '../../lib/pod/record.js'
 
 /** key=value lines → object; every line must be one. */
 const keyValues = (out: string): Record<string, string> => {
@@ -12,7 +14,8 @@ const keyValues = (out: string): Record<string, string> => {
   if (lines.pop() !== '') throw new Error(`output does not end with a newline: ${JSON.stringify(out)}`)
   const kv: Record<string, string> = {}
   for (const l of lines) {
-    const m = /^([a-z][a-z0-9-]*)=(.*)$/.exec(l)
+    // A network's name may hold "_", "." and capitals (network-NAME=).
+    const m = /^([a-z][A-Za-z0-9_.-]*)=(.*)$/.exec(l)
     if (!m) throw new Error(`not a key=value line: ${JSON.stringify(l)}`)
     if (m[1]! in kv) throw new Error(`key ${m[1]} twice`)
     kv[m[1]!] = m[2]!
@@ -77,6 +80,39 @@ t.test('--format json and json-pretty give the CONTRACT §5 object', async (t) =
   t.match(pretty.stdout, /^\{\n {2}"uuid": /)
   const list = JSON.parse(podctl(dir, ['list', '--format', 'json']).stdout) as unknown[]
   t.strictSame(list, [v], 'status and list agree')
+})
+
+t.test('network-NAME= lines and "networks" in the JSON: where the runtime attached the pod (CONTRACT §14)', async (t) => {
+  const dir = t.testdir({})
+  const uuid = await exitedPod(dir)
+  const bare = keyValues(podctl(dir, ['status', uuid]).stdout)
+  t.strictSame(Object.keys(bare).filter((k) => k.startsWith('network')), [], 'a pod attached to nothing has no network lines')
+  t.equal(JSON.parse(podctl(dir, ['status', uuid, '--format', 'json']).stdout).networks, null, 'and networks null')
+  const networks = [
+    { name: 'bridge', ip: '10.90.0.5', ip6: 'fd90::5', iface: 'eth0', mac: '0a:58:0a:5a:00:05' },
+    { name: 'front.v6', ip: null, ip6: 'fd91::7', iface: 'eth1', mac: null },
+    { name: 'lab', ip: null, ip6: null, iface: 'eth2', mac: null },
+  ]
+  // As the runtime records them, through the pod room's record functions.
+  const pod = podFromUUIDString(dir, uuid)
+  writeRecord(pod.path, { ...readRecord(pod.path)!, networks })
+  const r = podctl(dir, ['status', uuid])
+  t.equal(r.status, 0, r.stderr)
+  const kv = keyValues(r.stdout)
+  t.strictSame(
+    Object.fromEntries(Object.entries(kv).filter(([k]) => k.startsWith('network'))),
+    { 'network-bridge': '10.90.0.5', 'network-bridge-ip6': 'fd90::5', 'network-front.v6': 'fd91::7', 'network-lab': '' },
+    'the IPv4 address, else the IPv6 one; the IPv6 one beside an IPv4 one on a line of its own',
+  )
+  t.match(r.stdout, /\nexited=true\nnetwork-bridge=10\.90\.0\.5\n/, 'after exited=, before the apps, as the app lines are made')
+  const json = JSON.parse(podctl(dir, ['status', uuid, '--format', 'json']).stdout) as Record<string, unknown>
+  t.strictSame(json.networks, networks, 'the JSON has them whole')
+  t.strictSame(podShapeProblems(json), [])
+  // A value that is not one line (a record edited by hand, a fleet's pod) is shown on one.
+  writeRecord(pod.path, { ...readRecord(pod.path)!, networks: [{ name: 'bridge', ip: '10.90.0.5\nstate=running', ip6: null, iface: 'eth0', mac: null }] })
+  const escaped = podctl(dir, ['status', uuid])
+  t.equal(escaped.stdout.split('\n').filter((l) => l.startsWith('state=')).length, 1, 'no second state= line')
+  t.match(escaped.stdout, /^network-bridge=10\.90\.0\.5\\nstate=running$/m)
 })
 
 t.test('a UUID prefix works', async (t) => {

@@ -80,8 +80,8 @@ t.test('an app of another user reads a files volume, as host processes and isola
 t.test('an unknown user or group, or --user with a manifest: exit 2 at prepare', async (t) => {
   const dir = path.join(t.testdir({}), 'data')
   for (const [args, msg] of [
-    [['prepare', '--user', 'no-such-user-here', '--', 'true'], /apps\[0\]\.user: no user named "no-such-user-here" on this system/],
-    [['prepare', '--user', `${root ? 'nobody' : process.getuid?.()}:no-such-group-here`, '--', 'true'], /apps\[0\]\.group: no group named "no-such-group-here"/],
+    [['prepare', '--user', 'no-such-user-here', '--', 'true'], /^podctl: invalid --user: no user named "no-such-user-here" on this system\nname a user and group of this host/],
+    [['prepare', '--user', `${root ? 'nobody' : process.getuid?.()}:no-such-group-here`, '--', 'true'], /^podctl: invalid --user: no group named "no-such-group-here"/],
     [['prepare', '--user', 'a:b:c', '--', 'true'], /invalid --user "a:b:c"/],
     [['prepare', '--user', 'bad name', '--', 'true'], /is not a user name or number/],
   ] as const) {

@@ -60,8 +60,10 @@ t.test('the fleet view across three nodes', { skip: etcdMissing }, async (t) => 
   }
   t.comment(`every pod seen from every node ${Date.now() - seen} ms after the last run returned`)
   const table = fleet(0, ['list']).stdout
-  t.match(table, /^UUID\s+NODE\s+NAME\s+APPS\s+STATE\s+CREATED\s+STARTED\n/, 'the table has a NODE column')
-  for (let i = 0; i < NODES.length; i++) t.match(table, new RegExp(`${uuids[i]!.slice(0, 8)}\\s+${NODES[i]}\\s+web-${i}\\s+sleep\\s+running`))
+  t.match(table, /^UUID\s+NODE\s+NAME\s+APPS\s+STATE\s+CREATED\s+STARTED\s+NETWORKS\n/, 'the table has a NODE column, and NETWORKS')
+  for (let i = 0; i < NODES.length; i++) t.match(table, new RegExp(`${uuids[i]!.slice(0, 8)}\\s+${NODES[i]}\\s+web-${i}\\s+sleep\\s+running\\s.*\\s-\\n`))
+  // CONTRACT §14: "networks" in list --cluster too (null: host pods are attached to nothing).
+  t.strictSame(fleetJson<(FleetPod & { networks: unknown })[]>(0, ['list']).filter((p) => uuids.includes(p.uuid)).map((p) => p.networks), [null, null, null])
 
   // A change of state (a stop: the pod stays in run/, its lock goes) is published.
   t.equal(podctl(dirs[1]!, ['stop', uuids[1]!]).status, 0)
@@ -132,7 +134,10 @@ t.test('the fleet view across three nodes', { skip: etcdMissing }, async (t) => 
   await etcd.restart(0)
   await etcd.restart(1)
   await pollUntil('the fleet answers again', () => fleet(0, ['list']).status === 0, { intervalMs: 200, polls: 100 })
-  t.ok(fleetJson<FleetPod[]>(0, ['list']).some((p) => p.uuid === uuids[0] && p.state === 'running' && !p.node_lost), "n0's pod is there, alive")
+  // n0's lease ran out while etcd had no quorum: its controller's next beat publishes it again.
+  const alive = (): boolean => fleetJson<FleetPod[]>(0, ['list']).some((p) => p.uuid === uuids[0] && p.state === 'running' && !p.node_lost)
+  await pollUntil("n0's pod alive again", alive, { intervalMs: 200, polls: 100 }).catch(() => false)
+  t.ok(alive(), "n0's pod is there, alive")
   for (const d of dirs) podctl(d, ['stop', ...uuids])
 })
 

@@ -3,7 +3,8 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { syncDir, tmpName, uniqueSuffix, writeFileAtomic } from '../../lib/fs/atomic.js'
+import { spawnSync } from 'node:child_process'
+import { sweepDeadTemporaries, syncDir, tmpName, uniqueSuffix, writeFileAtomic } from '../../lib/fs/atomic.js'
 
 t.test('writeFileAtomic replaces, never leaves a temporary, and fails cleanly', async (t) => {
   const dir = t.testdir({ f: 'old' })
@@ -28,4 +29,17 @@ t.test('syncDir', async (t) => {
   const dir = t.testdir({})
   t.doesNotThrow(() => syncDir(dir))
   t.throws(() => syncDir(path.join(dir, 'missing')), { code: 'ENOENT' })
+})
+
+t.test("sweepDeadTemporaries removes a dead writer's temporaries, and nothing else", async (t) => {
+  // A writer SIGKILLed between its temporary and its rename: a real process, gone.
+  const killed = spawnSync(process.execPath, ['-e', `process.kill(process.pid, 'SIGKILL')`])
+  t.equal(killed.signal, 'SIGKILL')
+  const deadPid = killed.pid!
+  const dead = `.rec.json.tmp-${deadPid}-mx0707eh-0`
+  const mine = tmpName('rec.json')
+  const dir = t.testdir({ [dead]: 'half', [mine]: 'being written', 'rec.json': '{}', '.other': 'not a temporary', [`.x.tmp-${deadPid}`]: 'not the shape' })
+  t.strictSame(sweepDeadTemporaries(dir), [dead], 'the dead writer\'s temporary is removed')
+  t.strictSame(fs.readdirSync(dir).sort(), [`.x.tmp-${deadPid}`, mine, '.other', 'rec.json'].sort(), "this process's temporary and every other file stay")
+  t.strictSame(sweepDeadTemporaries(path.join(dir, 'missing')), [], 'a missing directory has none')
 })

@@ -7,6 +7,7 @@
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { createPod, podFromUUIDString, preparePod, type PodManifest } from '../../lib/index.js'
+import { noteDataDir } from './network-sweep.js'
 import { BIN, TIME_RE, UUID_RE, manifest, type Teardown, type Test } from './common.js'
 
 export interface Result {
@@ -33,13 +34,20 @@ export interface RunOptions {
  * kept, so spawned runs still count for coverage.
  */
 const ENV = '/usr/bin/env'
+// NODE_EXTRA_CA_CERTS (set on these machines) makes every Node process
+// read and parse a bundle of certificates as it starts, about half of
+// Node's start-up CPU here; podctl opens TLS connections only with
+// --cluster and the CA it is given, so the tests' podctl goes without it.
 export const launcher = (argv: string[], coverage = true): [string, string[]] => [
   ENV,
-  ['-u', 'NODE_OPTIONS', ...(coverage ? [] : ['-u', 'NODE_V8_COVERAGE']), process.execPath, ...argv],
+  ['-u', 'NODE_OPTIONS', '-u', 'NODE_EXTRA_CA_CERTS', ...(coverage ? [] : ['-u', 'NODE_V8_COVERAGE']), process.execPath, ...argv],
 ]
 
-export const argvFor = (dir: string | undefined, args: readonly string[]): string[] =>
-  dir === undefined ? [BIN, ...args] : [BIN, '--dir', dir, ...args]
+export const argvFor = (dir: string | undefined, args: readonly string[]): string[] => {
+  if (dir === undefined) return [BIN, ...args]
+  noteDataDir(dir)
+  return [BIN, '--dir', dir, ...args]
+}
 
 /** Runs `podctl [--dir dir] args...` synchronously. */
 export const podctl = (dir: string | undefined, args: string[], opts: RunOptions = {}): Result => {
@@ -188,6 +196,7 @@ export const POD_KEYS = [
   'mutable',
   'isolation',
   'network',
+  'networks',
   'runtime',
   'exit_code',
   'labels',
@@ -239,7 +248,14 @@ export const podShapeProblems = (v: unknown): string[] => {
   intOrNull('exit_code', o.exit_code)
   if (typeof o.mutable !== 'boolean') p.push(`mutable=${JSON.stringify(o.mutable)}`)
   if (o.isolation !== 'host' && o.isolation !== 'namespaces') p.push(`isolation=${JSON.stringify(o.isolation)}`)
-  if (o.network !== 'host' && o.network !== 'none') p.push(`network=${JSON.stringify(o.network)}`)
+  // host, none, or the (first) network it joins: bridge, or a network's name (CONTRACT §14).
+  if (typeof o.network !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(o.network)) p.push(`network=${JSON.stringify(o.network)}`)
+  const strOrNull = (x: unknown): boolean => x === null || typeof x === 'string'
+  const attachment = (a: unknown): boolean => {
+    const x = a as Record<string, unknown>
+    return a !== null && typeof a === 'object' && JSON.stringify(Object.keys(x).sort()) === '["iface","ip","ip6","mac","name"]' && typeof x.name === 'string' && typeof x.iface === 'string' && strOrNull(x.ip) && strOrNull(x.ip6) && strOrNull(x.mac)
+  }
+  if (o.networks !== null && !(Array.isArray(o.networks) && o.networks.every(attachment))) p.push(`networks=${JSON.stringify(o.networks)} is not null or a list of {name, ip, ip6, iface, mac}`)
   if (o.isolation === 'host' ? o.runtime !== null : typeof o.runtime !== 'string') p.push(`runtime=${JSON.stringify(o.runtime)} with isolation ${JSON.stringify(o.isolation)}`)
   strMap('labels', o.labels)
   strMap('annotations', o.annotations)

@@ -4,10 +4,11 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { findInfraProgram } from '../../lib/runtime/infra.js'
 import { findRuntime } from '../../lib/runtime/runtime.js'
 import { podctl } from './cli-util.js'
 import type { Who } from './oci-util.js'
-import type { Test } from './common.js'
+import { allPods, type Test } from './common.js'
 import { alive, allPids } from './run-util.js'
 import { containersCommonProfile } from '../../lib/runtime/seccomp.js'
 
@@ -16,6 +17,7 @@ export const containersMissing = (): string | undefined => {
   try {
     findRuntime()
     containersCommonProfile()
+    findInfraProgram()
     return undefined
   } catch (er) {
     return (er as Error).message
@@ -38,18 +40,43 @@ export const dataDirFor = (t: Test, who: Who): string => {
   return dir
 }
 
-/** Processes that belong to a pod of `dir`: its apps (by their environment) and its holder (by its arguments). */
-export const podProcesses = (dir: string, uuid?: string): number[] =>
-  allPids().filter((p) => {
-    try {
-      const cmd = fs.readFileSync(`/proc/${p}/cmdline`, 'latin1')
-      const env = fs.readFileSync(`/proc/${p}/environ`, 'latin1')
-      const mark = uuid === undefined ? cmd.includes(`${dir}/pods/`) || env.includes(`PODCTL_APP_ROOT=${dir}/`) : cmd.includes(uuid) || env.includes(`PODCTL_POD_UUID=${uuid}`)
-      return mark && !cmd.includes('supervisor-main') && alive(p)
-    } catch {
-      return false
-    }
+/** What `/proc/PID/FILE` says, or '' (gone, or not ours to read). */
+const procText = (pid: number, file: string): string => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/${file}`, 'latin1')
+  } catch {
+    return ''
+  }
+}
+
+/** Where process `pid` has its root, or '' (read as root; a non-dumpable process hides it from others). */
+const procRoot = (pid: number): string => {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/root`)
+  } catch {
+    return ''
+  }
+}
+
+/**
+ * Processes that belong to a pod of `dir`: its apps (by their environment:
+ * the pod's UUID, or a host app's root in the dir), what runs its
+ * containers (by their arguments), and its infra (catatonit, which shows
+ * neither: by its cgroup, which holds the pod's UUID where the pod has
+ * cgroups, or by its root, which is in the data dir).
+ */
+export const podProcesses = (dir: string, uuid?: string): number[] => {
+  const uuids = uuid === undefined ? allPods(dir) : [uuid]
+  return allPids().filter((p) => {
+    const cmd = procText(p, 'cmdline')
+    const env = procText(p, 'environ')
+    const cgroup = procText(p, 'cgroup')
+    const mark =
+      uuids.some((u) => cmd.includes(u) || env.includes(`PODCTL_POD_UUID=${u}`) || cgroup.includes(`/${u}`)) ||
+      (uuid === undefined && (cmd.includes(`${dir}/pods/`) || env.includes(`PODCTL_APP_ROOT=${dir}/`) || procRoot(p).startsWith(`${dir}/`)))
+    return mark && !cmd.includes('supervisor-main') && alive(p)
   })
+}
 
 export const killPodsIn = (dir: string): void => {
   for (const p of podProcesses(dir)) {

@@ -35,6 +35,7 @@ import { BIN, ROOT } from '../helpers/common.js'
 import { containersMissing } from '../helpers/containers.js'
 import { dataDir } from '../helpers/run-util.js'
 import { privateIdRange } from '../../lib/runtime/userns.js'
+import { networkMissing, teardownNetworking } from './network.js'
 
 interface Session {
   /** Where in the page (line number), for messages. */
@@ -58,6 +59,7 @@ interface Page {
  */
 export const NEEDS: Record<string, () => string | undefined> = {
   isolation: () => (process.getuid?.() !== 0 ? 'the test does not run as root' : containersMissing()),
+  network: () => networkMissing(),
   subids: () => {
     const why = NEEDS.isolation!()
     if (why !== undefined) return why
@@ -296,12 +298,15 @@ export const docTest = (n: number, of: number): void => {
     const count = page.sessions.filter((s) => !s.hidden).length
     if (count === 0 && page.skipped.length === 0) continue
     t.test(page.file, { skip: page.skip ?? false }, async (t) => {
+      // Before the data dir's own teardown (which removes it): its networks' bridges and firewall chains.
+      t.teardown(() => teardownNetworking(path.join(t.testdirName, 'data')))
       const data = dataDir(t, { layout: false })
       const cwd = path.dirname(data)
       const bin = path.join(cwd, '.doctest-bin')
       fs.mkdirSync(bin, { recursive: true })
       // Without tap's NODE_OPTIONS (processinfo puts its loader back into every child's environment, bash's too), as test/helpers/cli-util.ts runs podctl.
-      fs.writeFileSync(path.join(bin, 'podctl'), `#!/bin/sh\nexec /usr/bin/env -u NODE_OPTIONS ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 })
+      // And without NODE_EXTRA_CA_CERTS, whose parsing is half of each Node start here (cli-util.ts says why).
+      fs.writeFileSync(path.join(bin, 'podctl'), `#!/bin/sh\nexec /usr/bin/env -u NODE_OPTIONS -u NODE_EXTRA_CA_CERTS ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 })
       const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}`, PODCTL_DIR: data, HOME: cwd }
       for (const k of ['NODE_OPTIONS', 'FORCE_COLOR', 'NO_COLOR']) delete env[k]
       const shell = new Shell(cwd, env)

@@ -5,9 +5,12 @@
  * too). Not a test file (test/helpers/ is excluded from discovery).
  */
 import { spawnSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes as cryptoRandomBytes } from 'node:crypto'
 import fs from 'node:fs'
+import http from 'node:http'
 import path from 'node:path'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import zlib from 'node:zlib'
 import tarStream from 'tar-stream'
 
@@ -321,3 +324,192 @@ export const treeState = (root: string): string[] =>
     const bytes = st.isFile() ? ` ${createHash('sha256').update(fs.readFileSync(path.join(root, rel))).digest('hex').slice(0, 16)}` : ''
     return `${line} ${st.uid}:${st.gid} ${(st.mode & 0o7777).toString(8)} ${st.mtimeMs}${bytes}`
   })
+
+// ---- bombs: archives that are small to send and huge to stage ------------
+
+/** A ustar header of a regular file (typeflag 0) of `size` bytes. */
+const ustarHeader = (name: string, size: number): Buffer => {
+  const h = Buffer.alloc(512)
+  h.write(name, 0, 100, 'utf8')
+  h.write('0000644\0', 100, 'ascii')
+  h.write('0000000\0', 108, 'ascii')
+  h.write('0000000\0', 116, 'ascii')
+  h.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 'ascii')
+  h.write(`${Math.floor(MTIME.getTime() / 1000).toString(8).padStart(11, '0')}\0`, 136, 'ascii')
+  h.fill(0x20, 148, 156)
+  h.write('0', 156, 'ascii')
+  h.write('ustar\0', 257, 'ascii')
+  h.write('00', 263, 'ascii')
+  let sum = 0
+  for (const b of h) sum += b
+  h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'ascii')
+  return h
+}
+
+/** Parts of a tar: bytes as they are, or a run of zeros (written sparse when the tar is not compressed). */
+type Part = Buffer | { zeros: number }
+
+const padTo512 = (n: number): Part => ({ zeros: (512 - (n % 512)) % 512 })
+
+/** A tar entry of `content`. */
+const tarEntry = (name: string, content: Buffer): Part[] => [ustarHeader(name, content.length), content, padTo512(content.length)]
+
+const TAR_END: Part = { zeros: 1024 }
+const partsSize = (parts: Part[]): number => parts.reduce((n, p) => n + (Buffer.isBuffer(p) ? p.length : p.zeros), 0)
+
+/** sha256 of the bytes `parts` stand for. */
+const hashParts = (parts: Part[]): string => {
+  const h = createHash('sha256')
+  const zeros = Buffer.alloc(1024 * 1024)
+  for (const p of parts) {
+    if (Buffer.isBuffer(p)) h.update(p)
+    else for (let left = p.zeros; left > 0; left -= zeros.length) h.update(left >= zeros.length ? zeros : zeros.subarray(0, left))
+  }
+  return h.digest('hex')
+}
+
+/** Writes `parts` to `file`: through gzip, or with runs of zeros as holes (a sparse file, no disk taken). */
+const writeParts = async (file: string, parts: Part[], gzip: boolean): Promise<void> => {
+  if (gzip) {
+    const zeros = Buffer.alloc(1024 * 1024)
+    async function* bytes(): AsyncIterable<Buffer> {
+      for (const p of parts) {
+        if (Buffer.isBuffer(p)) yield p
+        else for (let left = p.zeros; left > 0; left -= zeros.length) yield left >= zeros.length ? zeros : zeros.subarray(0, left)
+      }
+    }
+    await pipeline(Readable.from(bytes()), zlib.createGzip(), fs.createWriteStream(file))
+    return
+  }
+  const fd = fs.openSync(file, 'w')
+  try {
+    let pos = 0
+    for (const p of parts) {
+      if (Buffer.isBuffer(p)) {
+        fs.writeSync(fd, p, 0, p.length, pos)
+        pos += p.length
+      } else pos += p.zeros
+    }
+    fs.ftruncateSync(fd, pos)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+const bombHexes = new Map<number, string>()
+/** The digest of a bomb's layer, hashed once per size. */
+const bombLayerHex = (zerosMiB: number, layer: Part[]): string => {
+  let hex = bombHexes.get(zerosMiB)
+  if (hex === undefined) bombHexes.set(zerosMiB, (hex = hashParts(layer)))
+  return hex
+}
+
+export type BombKind = 'docker-archive' | 'oci-archive' | 'oci-layout'
+
+/**
+ * An image whose one layer is a tar of `zerosMiB` MiB of zeros, stored
+ * uncompressed (what an archive's staging writes in full): a Docker
+ * archive or an OCI archive (gzip-compressed whole when `gzip`: a few
+ * hundred KiB to send), or an OCI layout (its layer blob a sparse file).
+ * Returns the path of the archive or layout, named `bomb:1`.
+ */
+export const writeBomb = async (dir: string, kind: BombKind, zerosMiB: number, gzip = false): Promise<string> => {
+  const layer: Part[] = [...embed('zeros', [{ zeros: zerosMiB * 1024 * 1024 }]), TAR_END]
+  const layerHex = bombLayerHex(zerosMiB, layer)
+  const config = Buffer.from(JSON.stringify({ architecture: hostArch(), os: 'linux', config: { Cmd: ['/zeros'] }, rootfs: { type: 'layers', diff_ids: [`sha256:${layerHex}`] } }))
+  const configHex = sha(config)
+  if (kind === 'docker-archive') {
+    const manifest = Buffer.from(JSON.stringify([{ Config: 'config.json', RepoTags: ['bomb:1'], Layers: ['layer.tar'] }]))
+    const file = path.join(dir, `bomb-docker.tar${gzip ? '.gz' : ''}`)
+    // The layer first, as an attacker orders it: it is staged before anything says what it is.
+    await writeParts(file, [...embed('layer.tar', layer), ...tarEntry('config.json', config), ...tarEntry('manifest.json', manifest), TAR_END], gzip)
+    return file
+  }
+  const manifest = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.manifest.v1+json', config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: `sha256:${configHex}`, size: config.length }, layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', digest: `sha256:${layerHex}`, size: partsSize(layer) }] }))
+  const manifestHex = sha(manifest)
+  const index = Buffer.from(JSON.stringify({ schemaVersion: 2, manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: `sha256:${manifestHex}`, size: manifest.length, annotations: { 'org.opencontainers.image.ref.name': 'bomb:1' } }] }))
+  const ociLayout = Buffer.from('{"imageLayoutVersion":"1.0.0"}')
+  if (kind === 'oci-layout') {
+    const layout = path.join(dir, 'bomb-layout')
+    fs.mkdirSync(path.join(layout, 'blobs', 'sha256'), { recursive: true })
+    await writeParts(path.join(layout, 'blobs', 'sha256', layerHex), layer, false)
+    fs.writeFileSync(path.join(layout, 'blobs', 'sha256', configHex), config)
+    fs.writeFileSync(path.join(layout, 'blobs', 'sha256', manifestHex), manifest)
+    fs.writeFileSync(path.join(layout, 'oci-layout'), ociLayout)
+    fs.writeFileSync(path.join(layout, 'index.json'), index)
+    return layout
+  }
+  const file = path.join(dir, `bomb-oci.tar${gzip ? '.gz' : ''}`)
+  await writeParts(file, [...embed(`blobs/sha256/${layerHex}`, layer), ...tarEntry(`blobs/sha256/${configHex}`, config), ...tarEntry(`blobs/sha256/${manifestHex}`, manifest), ...tarEntry('oci-layout', ociLayout), ...tarEntry('index.json', index), TAR_END], gzip)
+  return file
+}
+
+/** A tar entry whose content is the tar `inner` (its parts kept, so its zeros stay holes). */
+const embed = (name: string, inner: Part[]): Part[] => {
+  const size = partsSize(inner)
+  return [ustarHeader(name, size), ...inner, padTo512(size)]
+}
+
+/**
+ * An OCI layout `r` whose one layer is `mib` MiB of random bytes that
+ * claim to be gzip: what skopeo copies as it is, as a registry's huge blob
+ * would be.
+ */
+export const writeRandomLayout = (dir: string, mib: number): string => {
+  const layout = path.join(dir, 'random-layout')
+  const blobs = path.join(layout, 'blobs', 'sha256')
+  fs.mkdirSync(blobs, { recursive: true })
+  const put = (b: Buffer): string => {
+    const h = sha(b)
+    fs.writeFileSync(path.join(blobs, h), b)
+    return h
+  }
+  const layer = cryptoRandomBytes(mib * 1024 * 1024)
+  const layerHex = put(layer)
+  const config = Buffer.from(JSON.stringify({ architecture: hostArch(), os: 'linux', rootfs: { type: 'layers', diff_ids: [`sha256:${'0'.repeat(64)}`] } }))
+  const configHex = put(config)
+  const manifest = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: 'application/vnd.oci.image.manifest.v1+json', config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: `sha256:${configHex}`, size: config.length }, layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: `sha256:${layerHex}`, size: layer.length }] }))
+  const manifestHex = put(manifest)
+  fs.writeFileSync(path.join(layout, 'oci-layout'), '{"imageLayoutVersion":"1.0.0"}')
+  fs.writeFileSync(path.join(layout, 'index.json'), JSON.stringify({ schemaVersion: 2, manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest: `sha256:${manifestHex}`, size: manifest.length, annotations: { 'org.opencontainers.image.ref.name': 'r' } }] }))
+  return layout
+}
+
+/**
+ * A registry of one OCI layout, as the distribution spec's pull side
+ * (`GET /v2/`, `/v2/NAME/manifests/REF`, `/v2/NAME/blobs/DIGEST`), over
+ * plain HTTP on 127.0.0.1, for skopeo to pull from: any NAME serves the
+ * layout, a REF is a tag (the layout's ref.name annotation) or a digest.
+ * Resolves to its `host:port` once it listens; closed at teardown.
+ */
+export const serveLayout = async (t: { teardown(fn: () => void | Promise<void>): void }, layout: string): Promise<string> => {
+  const index = JSON.parse(fs.readFileSync(path.join(layout, 'index.json'), 'utf8')) as { manifests: { digest: string; mediaType: string; annotations?: Record<string, string> }[] }
+  const blob = (digest: string): Buffer | undefined => {
+    const m = /^sha256:([a-f0-9]{64})$/.exec(digest)
+    const p = m === null ? undefined : path.join(layout, 'blobs', 'sha256', m[1]!)
+    return p !== undefined && fs.existsSync(p) ? fs.readFileSync(p) : undefined
+  }
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? ''
+    const send = (status: number, body: Buffer | string, headers: Record<string, string> = {}): void => {
+      res.writeHead(status, { 'Content-Length': String(Buffer.byteLength(body)), 'Docker-Distribution-API-Version': 'registry/2.0', ...headers })
+      res.end(req.method === 'HEAD' ? undefined : body)
+    }
+    if (url === '/v2/' || url === '/v2') return send(200, '{}', { 'Content-Type': 'application/json' })
+    const m = /^\/v2\/(.+)\/(manifests|blobs)\/([^/]+)$/.exec(url)
+    if (m === null) return send(404, '{"errors":[{"code":"NAME_UNKNOWN"}]}')
+    const ref = decodeURIComponent(m[3]!)
+    if (m[2] === 'manifests') {
+      const desc = index.manifests.find((d) => d.digest === ref || d.annotations?.['org.opencontainers.image.ref.name'] === ref)
+      const body = desc === undefined ? undefined : blob(desc.digest)
+      if (desc === undefined || body === undefined) return send(404, '{"errors":[{"code":"MANIFEST_UNKNOWN"}]}')
+      return send(200, body, { 'Content-Type': desc.mediaType, 'Docker-Content-Digest': desc.digest })
+    }
+    const body = blob(ref)
+    if (body === undefined) return send(404, '{"errors":[{"code":"BLOB_UNKNOWN"}]}')
+    return send(200, body, { 'Content-Type': 'application/octet-stream', 'Docker-Content-Digest': ref })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  return `localhost:${(server.address() as { port: number }).port}`
+}

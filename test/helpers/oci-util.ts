@@ -5,7 +5,7 @@
  * user whose pods run rootless. Not a test file (test/helpers/ is excluded
  * from discovery).
  */
-import { appCgroup, podCgroup } from '../../lib/runtime/spec.js'
+import { appCgroup, podCgroup } from '../../lib/runtime/generate/resources.js'
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'

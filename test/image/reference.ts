@@ -2,7 +2,8 @@
 // oci.ts, store.ts's findImage): NAME[:TAG] by the distribution spec's
 // grammar, digests and their prefixes, skopeo's source syntax, platforms.
 import t from 'tap'
-import { digestHex, digestPrefixOf, formatName, parseName, tryParseName } from '../../lib/image/reference.js'
+import { digestHex, digestPrefixOf, formatName, hasDomain, normalizeName, parseName, sameName, tryParseName } from '../../lib/image/reference.js'
+import { pathAndRef } from '../../lib/image/image-source.js'
 import { parseSource } from '../../lib/image/source.js'
 import { formatPlatform, hostPlatform, parsePlatform } from '../../lib/image/oci.js'
 import { emptyIndex } from '../../lib/image/index-file.js'
@@ -41,20 +42,24 @@ t.test('finding an image: a name first, then a digest prefix; ambiguity lists th
   t.equal(findImage(idx, 'web:1').hex, a)
   t.equal(findImage(idx, 'abcdef012345').hex, b, 'a name that looks like a digest prefix is a name first')
   t.equal(findImage(idx, 'abcdef0123451').hex, a)
-  t.throws(() => findImage(idx, 'sha256:abcdef012345'), { code: 'ENOIMAGE', message: /ambiguous: it is the start of 2 image digests \(abcdef012345, abcdef012345\)/ })
-  t.throws(() => findImage(idx, 'web:2'), { code: 'ENOIMAGE', message: 'no such image: web:2' })
+  t.throws(() => findImage(idx, 'sha256:abcdef012345'), { code: 'ENOIMAGE', message: /ambiguous: it is the start of the digests or IDs of 2 images \(abcdef012345, abcdef012345\)/ })
+  t.throws(() => findImage(idx, 'web:2', { registries: () => ({ aliases: new Map(), search: [], file: 'registries.conf' }) }), { code: 'ENOIMAGE', message: 'no such image: web:2 (no tag 2 of it is stored)' })
   t.throws(() => findImage(idx, 'Web'), { code: 'EUSAGE' })
 })
 
 t.test('sources in skopeo\'s syntax', async (t) => {
   const dir = t.testdir({ layout: {}, 'a.tar': 'x' })
-  t.match(parseSource(`oci:${dir}/layout:v1`), { kind: 'oci-dir', path: `${dir}/layout`, tag: 'v1' })
-  t.match(parseSource(`oci:${dir}/layout`), { kind: 'oci-dir', path: `${dir}/layout` })
-  t.match(parseSource(`oci-archive:${dir}/a.tar:v1`), { kind: 'archive', format: 'oci', ref: 'v1' })
-  t.match(parseSource(`docker-archive:${dir}/a.tar:busy:1`), { kind: 'archive', format: 'docker', ref: 'busy:1' })
-  t.match(parseSource(`${dir}/layout`), { kind: 'oci-dir' }, 'a directory is a layout')
-  t.match(parseSource(`${dir}/a.tar`), { kind: 'archive', format: 'auto' }, 'a file is an archive of either kind')
-  t.match(parseSource('-'), { kind: 'archive', path: '-' })
+  t.match(parseSource(`oci:${dir}/layout:v1`), { transport: 'oci', where: `oci:${dir}/layout:v1` })
+  t.match(parseSource(`oci:${dir}/layout`), { transport: 'oci' })
+  t.match(parseSource(`oci-archive:${dir}/a.tar:v1`), { transport: 'oci-archive' })
+  t.match(parseSource(`docker-archive:${dir}/a.tar:busy:1`), { transport: 'docker-archive' })
+  t.match(parseSource(`${dir}/layout`), { transport: 'oci' }, 'a directory is a layout')
+  t.match(parseSource(`${dir}/a.tar`), { transport: 'archive' }, 'a file is an archive of either kind')
+  t.match(parseSource('-'), { transport: 'archive', where: 'the archive on stdin' })
+  t.match(parseSource('docker-archive:-'), { transport: 'docker-archive', where: 'the archive on stdin' })
+  t.strictSame(pathAndRef('oci', `${dir}/layout:v1`, 'x'), [`${dir}/layout`, 'v1'])
+  t.strictSame(pathAndRef('docker-archive', 'a.tar:busy:1', 'x'), ['a.tar', 'busy:1'], 'the path ends at the first ":" (skopeo\'s rule)')
+  t.strictSame(pathAndRef('oci', 'dir', 'x'), ['dir', undefined])
   t.throws(() => parseSource(''), { code: 'EUSAGE' })
   t.throws(() => parseSource('oci:'), { code: 'EUSAGE', message: /no path after oci:/ })
   t.throws(() => parseSource(`oci:${dir}/layout:`), { code: 'EUSAGE', message: /empty tag/ })
@@ -69,4 +74,21 @@ t.test('platforms', async (t) => {
   t.equal(formatPlatform({ os: 'linux', architecture: 'arm', variant: 'v7' }), 'linux/arm/v7')
   t.equal(hostPlatform().os, 'linux')
   t.equal(hostPlatform().architecture, { x64: 'amd64', arm64: 'arm64' }[process.arch as string] ?? hostPlatform().architecture, 'Node\'s arch in GOARCH spelling')
+})
+
+t.test('names as docker and podman read them', async (t) => {
+  for (const [name, domain, normal] of [
+    ['busybox', false, 'docker.io/library/busybox'],
+    ['trial/box', false, 'docker.io/trial/box'],
+    ['docker.io/busybox', true, 'docker.io/library/busybox'],
+    ['index.docker.io/trial/box', true, 'docker.io/trial/box'],
+    ['localhost/busybox', true, 'localhost/busybox'],
+    ['localhost:5000/a/b', true, 'localhost:5000/a/b'],
+    ['quay.io/x', true, 'quay.io/x'],
+  ] as const) {
+    t.equal(hasDomain(name), domain, `${name}: ${domain ? 'a registry' : 'a short name'}`)
+    t.equal(normalizeName(name), normal, `${name} is ${normal}`)
+  }
+  t.ok(sameName({ name: 'trial/box', tag: '1.0' }, { name: 'docker.io/trial/box', tag: '1.0' }))
+  t.notOk(sameName({ name: 'trial/box', tag: '1.0' }, { name: 'docker.io/trial/box', tag: '2' }))
 })

@@ -49,9 +49,9 @@ t.test('not an object', async (t) => {
 })
 
 t.test('unknown fields are errors at every level', async (t) => {
-  problems(t, man({ extra: 1 }), [['extra', 'unknown field (allowed: apiVersion, name, labels, annotations, mutable, isolation, network, userns, resources, apps, volumes)']], 'top level')
+  problems(t, man({ extra: 1 }), [['extra', 'unknown field (allowed: apiVersion, name, labels, annotations, mutable, isolation, network, networks, ports, dns, dnsSearch, dnsOptions, addHosts, userns, resources, hostname, autoRemove, httpProxy, apps, volumes)']], 'top level')
   problems(t, man({ 'a b': 1 }), [['["a b"]', /^unknown field/]], 'a key that is not an identifier is quoted')
-  problems(t, man({ apps: [app({ restart: 'always' })] }), [['apps[0].restart', 'unknown field (allowed: name, type, image, entrypoint, exec, env, workingDirectory, mounts, user, group, capabilities, readOnlyRootFilesystem, seccomp, privileged, resources)']], 'app')
+  problems(t, man({ apps: [app({ restart: 'always' })] }), [['apps[0].restart', 'unknown field (allowed: name, type, image, entrypoint, exec, env, workingDirectory, mounts, user, group, stopSignal, stdin, tty, capabilities, readOnlyRootFilesystem, seccomp, privileged, resources)']], 'app')
   problems(
     t,
     man({ volumes: [vol({ kind: 'empty' })], apps: [app({ mounts: [{ volume: 'data', path: '/d', rw: true }] })] }),
@@ -107,15 +107,110 @@ t.test('mutable', async (t) => {
   problems(t, man({ mutable: 'yes' }), [['mutable', 'must be true or false, not string "yes"']])
 })
 
-t.test('isolation and network (CONTRACT §9)', async (t) => {
+t.test('isolation and network (CONTRACT §9, §14)', async (t) => {
   for (const isolation of ['host', 'namespaces']) ok(t, man({ isolation }), isolation)
   ok(t, man({ isolation: 'namespaces', network: 'none' }), 'namespaces with network none')
   ok(t, man({ isolation: 'namespaces', network: 'host' }), 'namespaces with the host network')
+  ok(t, man({ isolation: 'namespaces', network: 'bridge' }), 'the default network')
+  ok(t, man({ isolation: 'namespaces', network: 'Front_1.a-b' }), "a network's name, as podman's and CNI's allow it")
+  ok(t, man({ apps: [app({ image: 'alpine' })], network: 'front' }), 'an image app implies namespaces')
+  ok(t, man({ network: 'host' }), 'host processes on the host network')
   problems(t, man({ isolation: 'vm' }), [['isolation', 'must be "host" or "namespaces", not string "vm"']])
   problems(t, man({ isolation: true }), [['isolation', 'must be "host" or "namespaces", not boolean true']])
-  problems(t, man({ isolation: 'namespaces', network: 'bridge' }), [['network', 'must be "host" or "none", not string "bridge"']])
-  problems(t, man({ network: 'none' }), [['network', '"none" needs "isolation": "namespaces"']], 'network none without namespaces')
-  problems(t, man({ isolation: 'host', network: 'none' }), [['network', '"none" needs "isolation": "namespaces"']], 'network none with host isolation')
+  problems(t, man({ isolation: 'namespaces', network: 'a b' }), [['network', 'must be "host", "none", "bridge" or the name of a network, not string "a b"']])
+  problems(t, man({ isolation: 'namespaces', network: 7 }), [['network', 'must be "host", "none", "bridge" or the name of a network, not number 7']])
+  problems(t, man({ network: 'none' }), [['network', '"none" needs "isolation": "namespaces" (host processes have the host\'s network)']], 'network none without namespaces')
+  problems(t, man({ isolation: 'host', network: 'none' }), [['network', '"none" needs "isolation": "namespaces" (host processes have the host\'s network)']], 'network none with host isolation')
+  problems(t, man({ network: 'bridge' }), [['network', '"bridge" needs "isolation": "namespaces" (host processes have the host\'s network)']], 'a network of host processes')
+})
+
+t.test('networks: several, in the place of network (CONTRACT §14)', async (t) => {
+  const iso = (over: Record<string, unknown>): Record<string, unknown> => man({ isolation: 'namespaces', ...over })
+  ok(t, iso({ networks: ['bridge', 'front'] }))
+  ok(t, iso({ networks: ['front'] }), 'one is a list too')
+  problems(t, iso({ network: 'bridge', networks: ['front'] }), [['networks', 'give "network" or "networks", not both']])
+  problems(t, iso({ networks: [] }), [['networks', 'must be a non-empty array of network names ("bridge", or a network\'s), not an empty array']])
+  problems(t, iso({ networks: 'front' }), [['networks', 'must be a non-empty array of network names ("bridge", or a network\'s), not string "front"']])
+  problems(
+    t,
+    iso({ networks: ['front', 'host', 'none', 'a b', null, 'front'] }),
+    [
+      ['networks[1]', '"host" is not a network to join beside others: give "network": "host" alone'],
+      ['networks[2]', '"none" is not a network to join beside others: give "network": "none" alone'],
+      ['networks[3]', 'must be "bridge" or the name of a network, not string "a b"'],
+      ['networks[4]', 'must be "bridge" or the name of a network, not null'],
+      ['networks[5]', '"front" is named twice'],
+    ],
+    'each entry is named',
+  )
+  problems(t, man({ networks: ['front'] }), [['networks', 'needs "isolation": "namespaces" (host processes have the host\'s network)']], 'host processes')
+})
+
+t.test('ports, dns, dnsSearch, dnsOptions, addHosts (CONTRACT §14)', async (t) => {
+  const iso = (over: Record<string, unknown>): Record<string, unknown> => man({ isolation: 'namespaces', ...over })
+  const all = {
+    ports: [{ hostPort: 8080, containerPort: 80 }, { hostPort: 8080, containerPort: 80, protocol: 'udp', hostIP: '10.0.0.1' }, { hostPort: 8443, containerPort: 443, hostIP: '::1' }, { hostPort: 9, containerPort: 9, hostIP: '' }],
+    dns: ['1.1.1.1', '2606:4700::1111'],
+    dnsSearch: ['example.com', '.'],
+    dnsOptions: ['ndots:2', 'edns0'],
+    addHosts: ['db:10.0.0.5', 'db6:fd00::5'],
+  }
+  ok(t, iso(all), 'every field, on the default network')
+  ok(t, iso({ ...all, networks: ['bridge', 'front'] }), 'on several networks')
+  ok(t, man({ apps: [app({ image: 'alpine' })], ...all }), 'an image pod')
+  problems(
+    t,
+    iso({ ports: [{ hostPort: 0, containerPort: 80, protocol: 'sctp', hostIP: 'x', extra: 1 }, 'p', { hostPort: 9, containerPort: 9 }, { hostPort: 9, containerPort: 10, hostIP: '10.0.0.1' }, { hostPort: '9', containerPort: 65536 }] }),
+    [
+      ['ports[0].extra', 'unknown field (allowed: hostPort, containerPort, protocol, hostIP)'],
+      ['ports[0].hostPort', 'must be a port, 1 to 65535, not number 0'],
+      ['ports[0].protocol', 'must be "tcp" or "udp", not string "sctp"'],
+      ['ports[0].hostIP', 'must be an IP address of the host, or "" for all, not string "x"'],
+      ['ports[1]', 'must be an object, not string "p"'],
+      ['ports[3].hostPort', 'host port 10.0.0.1:9/tcp is published twice'],
+      ['ports[4].hostPort', 'must be a port, 1 to 65535, not string "9"'],
+      ['ports[4].containerPort', 'must be a port, 1 to 65535, not number 65536'],
+    ],
+    'ports',
+  )
+  problems(t, iso({ ports: [{ hostPort: 53, containerPort: 53, hostIP: '0.0.0.0' }, { hostPort: 53, containerPort: 53, hostIP: '127.0.0.1' }] }), [['ports[1].hostPort', 'host port 127.0.0.1:53/tcp is published twice']], '0.0.0.0 is every address')
+  problems(t, iso({ ports: {} }), [['ports', 'must be an array of {"hostPort", "containerPort", "protocol", "hostIP"}, not an object']])
+  problems(
+    t,
+    iso({ dns: ['1.1.1.1', 'dns.example', 5], dnsSearch: ['a b', 'ok.example'], dnsOptions: ['ndots:2', 'x y'], addHosts: ['db', 'a b:1.2.3.4', 'db:zz', 'ok:1.2.3.4'] }),
+    [
+      ['dns[1]', '"dns.example" is not an IP address'],
+      ['dns[2]', 'must be a string, not number 5'],
+      ['dnsSearch[0]', '"a b" is not a domain (letters, digits and "-" in labels joined by "."; "." for none)'],
+      ['dnsOptions[1]', '"x y" is not a resolver option (one word such as "ndots:2" or "edns0", without "#" or ";")'],
+      ['addHosts[0]', 'must be NAME:IP'],
+      ['addHosts[1]', '"a b" is not a host name (letters, digits, "_" and "-" in labels joined by ".")'],
+      ['addHosts[2]', '"zz" is not an IP address'],
+    ],
+    'the lists',
+  )
+  problems(
+    t,
+    iso({ dns: '1.1.1.1', dnsSearch: null, dnsOptions: {}, addHosts: 'db:1.2.3.4' }),
+    [
+      ['dns', 'must be an array of IP addresses, not string "1.1.1.1"'],
+      ['dnsSearch', 'must be an array of domains, not null'],
+      ['dnsOptions', 'must be an array of resolver options, not an object'],
+      ['addHosts', 'must be an array of "NAME:IP" entries, not string "db:1.2.3.4"'],
+    ],
+  )
+  const own = (n: string): string => `needs a network of the pod's own ("bridge" or a network's name), not "network": "${n}"`
+  for (const network of ['host', 'none']) {
+    problems(
+      t,
+      iso({ network, ...all }),
+      ['ports', 'dns', 'dnsSearch', 'dnsOptions', 'addHosts'].map((f) => [f, own(network)] as [string, string]),
+      `each field needs a network of the pod's own: not ${network}`,
+    )
+  }
+  const host = "needs \"isolation\": \"namespaces\" (host processes have the host's network)"
+  problems(t, man(all), ['ports', 'dns', 'dnsSearch', 'dnsOptions', 'addHosts'].map((f) => [f, host] as [string, string]), 'nor a pod of host processes')
+  problems(t, man({ ports: [{ hostPort: 1, containerPort: 1 }], network: 'host' }), [['ports', host]], 'host processes on the host network')
 })
 
 t.test('with namespaces, each app has its own mounts: two apps may mount two volumes at one path', async (t) => {
@@ -134,7 +229,8 @@ t.test('containers (CONTRACT §12): resources, capabilities, seccomp, privileged
   problems(t, iso({ resources: { memory: 'lots' } }), [['resources.memory', 'must be a size such as "256Mi" or "1G", not string "lots"']])
   problems(t, iso({ resources: { cpu: '-1' } }), [['resources.cpu', 'must be a number of cores such as "0.5" or "2", not string "-1"']])
   problems(t, iso({ resources: { cpu: 0.001 } }), [['resources.cpu', '0.001 is below the smallest share, 0.01 of a core']])
-  problems(t, iso({ resources: { pids: 0 } }), [['resources.pids', 'must be a whole number above 0, not number 0']])
+  ok(t, iso({ resources: { pids: 0 } }), 'pids 0 is no limit, as podman\'s --pids-limit 0')
+  problems(t, iso({ resources: { pids: -1 } }), [['resources.pids', 'must be a whole number, 0 for no limit, not number -1']])
   problems(t, iso({ resources: { pids: 4 } }), [['resources.pids', '4 is below the smallest limit, 8: the runtime needs a few processes of its own to start an app']])
   problems(t, iso({ resources: { disk: '1G' } }), [['resources.disk', 'unknown field (allowed: memory, cpu, pids)']])
   problems(t, iso({ userns: 'auto' }), [['userns', 'must be "host" or "private", not string "auto"']])
@@ -146,6 +242,21 @@ t.test('containers (CONTRACT §12): resources, capabilities, seccomp, privileged
   problems(t, man({ resources: { memory: '64Mi' } }), [['resources', needs]], 'resources of a host pod')
   problems(t, man({ userns: 'private' }), [['userns', needs]], 'userns of a host pod')
   problems(t, man({ apps: [app({ privileged: true, seccomp: 'default' })] }), [['apps[0].seccomp', needs], ['apps[0].privileged', needs]], 'app fields of a host pod')
+})
+
+t.test("CONTRACT §15: the pod's hostname, autoRemove (--rm), httpProxy (--http-proxy)", async (t) => {
+  const iso = (over: Record<string, unknown>): Record<string, unknown> => man({ isolation: 'namespaces', ...over })
+  ok(t, iso({ hostname: 'web' }), 'a hostname')
+  ok(t, iso({ hostname: 'web-1.example.com' }), 'a dotted hostname')
+  ok(t, iso({ hostname: 'a'.repeat(63) }), 'a label of 63')
+  ok(t, man({ autoRemove: true, httpProxy: false }), 'autoRemove and httpProxy, also for host pods')
+  const rule = 'is not a hostname (at most 64 characters: letters, digits and "-" in labels joined by ".", no label starting or ending with "-")'
+  for (const bad of ['', '-web', 'web-', 'we b', 'web..x', 'web_1', 'a'.repeat(64), `${'a'.repeat(40)}.${'b'.repeat(30)}`]) {
+    problems(t, iso({ hostname: bad }), [['hostname', `${JSON.stringify(bad)} ${rule}`]], `hostname ${JSON.stringify(bad)}`)
+  }
+  problems(t, iso({ hostname: 7 }), [['hostname', 'must be a string, not number 7']])
+  problems(t, man({ hostname: 'web' }), [['hostname', 'needs "isolation": "namespaces" (host processes have the host\'s hostname)']], 'the hostname of a host pod')
+  problems(t, man({ autoRemove: 'yes', httpProxy: 0 }), [['autoRemove', 'must be true or false, not string "yes"'], ['httpProxy', 'must be true or false, not number 0']])
 })
 
 t.test('apps', async (t) => {

@@ -36,6 +36,7 @@ t.test('initialRecord', async (t) => {
     mutable: true,
     isolation: 'host',
     network: 'host',
+    networks: null,
     runtime: null,
     exit_code: null,
     labels: { a: 'b' },
@@ -75,7 +76,7 @@ t.test('private fields are stored apart from the CONTRACT §5 ones and read back
   writeRecord(dir, r)
   const text = fs.readFileSync(path.join(dir, RECORD_FILE), 'utf8')
   const stored = JSON.parse(text) as Record<string, unknown>
-  t.strictSame(Object.keys(stored), ['uuid', 'name', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'runtime', 'exit_code', 'labels', 'annotations', 'apps', 'private'])
+  t.strictSame(Object.keys(stored), ['uuid', 'name', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'networks', 'runtime', 'exit_code', 'labels', 'annotations', 'apps', 'private'])
   t.strictSame(stored.private, { ready_at: isoTime(5), app_pid_start: { a: '12345' } })
   t.notMatch(JSON.stringify(stored.apps), /pid_start/, 'apps hold only their CONTRACT §5 fields')
   t.strictSame(readRecord(dir), r, 'read back whole')
@@ -91,5 +92,31 @@ t.test('isolation, network and runtime are in every record: one without them is 
   for (const key of ['isolation', 'network', 'runtime']) {
     const { [key]: _, ...without } = whole
     t.strictSame(parseRecord(JSON.stringify(without), UUID), { damaged: `pod.json: ${key} is missing` }, `without ${key}`)
+  }
+})
+
+t.test('networks: where the runtime attached the pod (CONTRACT §14); a record without the field is read as null', async (t) => {
+  const dir = t.testdir({})
+  const r = emptyRecord(UUID)
+  writeRecord(dir, r)
+  t.match(fs.readFileSync(path.join(dir, RECORD_FILE), 'utf8'), /"network":"host","networks":null,"runtime"/, 'written null, after network')
+  const atts = [
+    { name: 'bridge', ip: '10.90.0.5', ip6: null, iface: 'eth0', mac: '0a:58:0a:5a:00:05' },
+    { name: 'front', ip: null, ip6: 'fd00::7', iface: 'eth1', mac: null },
+  ]
+  writeRecord(dir, { ...r, networks: atts })
+  t.strictSame(readRecord(dir)!.networks, atts, 'read back')
+  const whole = JSON.parse(recordText(r)) as Record<string, unknown>
+  const { networks: _, ...old } = whole
+  const read = parseRecord(JSON.stringify(old), UUID)
+  t.ok('record' in read, 'a record written before pods had networks is whole')
+  t.equal('record' in read ? read.record.networks : undefined, null, 'and has none')
+  for (const [bad, why] of [
+    ['front', 'not a list'],
+    [[{ name: 'bridge', ip: '10.90.0.5', ip6: null, mac: null }], 'no interface'],
+    [[{ name: 'bridge', ip: 5, ip6: null, iface: 'eth0', mac: null }], 'an address that is no string'],
+    [[null], 'not an object'],
+  ] as const) {
+    t.match(parseRecord(JSON.stringify({ ...whole, networks: bad }), UUID), { damaged: /^pod\.json: networks is wrong: / }, why)
   }
 })

@@ -9,7 +9,7 @@ import { manifest, mkPod, runsOf } from '../helpers/common.js'
 import { dataDir } from '../helpers/run-util.js'
 import { holdLocks } from '../helpers/pod-util.js'
 
-const KEYS = ['uuid', 'name', 'state', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'runtime', 'exit_code', 'labels', 'annotations', 'apps']
+const KEYS = ['uuid', 'name', 'state', 'created_at', 'started_at', 'gc_marked_at', 'pid', 'mutable', 'isolation', 'network', 'networks', 'runtime', 'exit_code', 'labels', 'annotations', 'apps']
 const APP_KEYS = ['name', 'type', 'state', 'pid', 'started_at', 'finished_at', 'exit_code']
 
 t.test('the fields of CONTRACT §5', async (t) => {
@@ -26,6 +26,7 @@ t.test('the fields of CONTRACT §5', async (t) => {
     gc_marked_at: null,
     pid: null,
     mutable: false,
+    networks: null,
     exit_code: null,
     labels: { a: 'b' },
     annotations: {},
@@ -92,6 +93,11 @@ t.test('podViewJsonBytes gives the JSON of podView, for any record and state', a
     gc_marked_at: time,
     pid: num,
     mutable: fc.boolean(),
+    isolation: fc.constantFrom('host', 'namespaces'),
+    network: fc.constantFrom('host', 'none', 'bridge', 'front'),
+    // Absent (a record from before pods had networks), null, or attachments.
+    networks: fc.option(fc.option(fc.array(fc.record({ name: fc.stringMatching(/^[a-z][a-z0-9]{0,8}$/), ip: fc.option(fc.ipV4()), ip6: fc.option(fc.ipV6()), iface: fc.constantFrom('eth0', 'eth1'), mac: fc.option(fc.constant('0a:58:0a:5a:00:05')) }), { maxLength: 2 })), { nil: undefined }),
+    runtime: fc.option(fc.constantFrom('runc', 'crun')),
     exit_code: num,
     // Values that look like the markers the splice relies on.
     labels: fc.dictionary(fc.oneof(text, fc.constantFrom('private', 'state', 'created_at')), fc.oneof(text, fc.constantFrom('"state":"running"', ']}', '"private":{}'))),
@@ -111,6 +117,29 @@ t.test('podViewJsonBytes gives the JSON of podView, for any record and state', a
     { numRuns: runsOf(500) },
   )
   t.pass('500 random records: the same JSON, in the same order')
+})
+
+t.test('networks in the JSON: the record\'s attachments, null before; a record without the field is not copied', async (t) => {
+  const { podViewJsonBytes } = await import('../../lib/pod/view.js')
+  const dir = dataDir(t)
+  const pod = await preparePod(dir, manifest() as PodManifest, { sync: false })
+  const atts = [{ name: 'bridge', ip: '10.90.0.5', ip6: null, iface: 'eth0', mac: '0a:58:0a:5a:00:05' }]
+  writeRecord(pod.path, { ...readRecord(pod.path)!, networks: atts })
+  t.strictSame(podView(podFromUUIDString(dir, pod.uuid)).networks, atts)
+  const p = podFromUUIDString(dir, pod.uuid)
+  const fast = podViewJsonBytes(p, p.recordBytes())
+  t.equal(fast.length, 3, 'copied')
+  t.strictSame(JSON.parse(Buffer.concat(fast).toString('utf8')).networks, atts)
+  // As a pod prepared before pods had networks left its record.
+  const { readFileSync, writeFileSync } = await import('node:fs')
+  const file = `${pod.path}/pod.json`
+  writeFileSync(file, readFileSync(file, 'utf8').replace(/"networks":\[.*?\],/, ''))
+  t.notMatch(readFileSync(file, 'utf8'), /networks/)
+  t.equal(podView(podFromUUIDString(dir, pod.uuid)).networks, null)
+  const old = podFromUUIDString(dir, pod.uuid)
+  const bytes = podViewJsonBytes(old, old.recordBytes())
+  t.equal(bytes.length, 1, 'parsed, so that networks is there')
+  t.strictSame(Object.keys(JSON.parse(Buffer.concat(bytes).toString('utf8'))), KEYS)
 })
 
 t.test('a finished pod record is copied, not re-serialized', async (t) => {

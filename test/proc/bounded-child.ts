@@ -78,3 +78,26 @@ t.test('more output than allowed kills it; an abort kills it; a missing program 
   fs.writeFileSync(notExec, 'echo hi\n', { mode: 0o644 })
   t.equal((await runBounded(notExec, [], base)).startError, 'not executable')
 })
+
+t.test('an environment of its own; its pid as soon as it is spawned, the leader of its group; a throwing onSpawn kills it', async (t) => {
+  const dir = t.testdir({})
+  let seen: number | undefined
+  const r = await runBounded(sh(dir, `echo "$ONLY_HERE $$ $(cut -d' ' -f5 /proc/$$/stat)"; echo "\${HOME:-nohome}"`), [], {
+    ...base,
+    env: { ONLY_HERE: 'yes', PATH: process.env.PATH },
+    onSpawn: (pid) => {
+      seen = pid
+    },
+  })
+  const [first, second] = r.stdout.toString().trim().split('\n')
+  t.equal(first, `yes ${seen} ${seen}`, 'its environment, and the pid told is its own and its group')
+  t.equal(second, 'nohome', "nothing of this process's environment")
+  const pidFile = path.join(dir, 'pid')
+  const killed = await runBounded(sh(dir, `echo $$ > ${pidFile}; sleep 30`), [], {
+    ...base,
+    onSpawn: () => {
+      throw new Error('cannot record it')
+    },
+  })
+  t.match(killed.killedFor, /was killed: cannot record it/)
+})

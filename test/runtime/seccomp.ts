@@ -5,7 +5,8 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { CONTAINERS_COMMON_PROFILE, containersCommonProfile, ociSeccomp, userSeccomp, type OciSeccomp } from '../../lib/runtime/seccomp.js'
+import { CONTAINERS_COMMON_PROFILE, containersCommonProfile, ociSeccomp, userSeccomp } from '../../lib/runtime/seccomp.js'
+import type { Seccomp as OciSeccomp } from '../../lib/runtime/oci-spec.js'
 
 const DEFAULT_CAPS = ['CAP_CHOWN', 'CAP_DAC_OVERRIDE', 'CAP_FOWNER', 'CAP_FSETID', 'CAP_KILL', 'CAP_SETGID', 'CAP_SETUID', 'CAP_SETPCAP', 'CAP_NET_BIND_SERVICE', 'CAP_SYS_CHROOT', 'CAP_SETFCAP']
 const EPERM = 1

@@ -4,6 +4,7 @@ import { gc as collect, type GcResult } from '../../../pod/gc.js'
 import { pruneImages, type Removed } from '../../../image/store.js'
 import { errnoCode, isPodctlError } from '../../../errors.js'
 import { podTeardown } from '../../../runtime/pod-runtime.js'
+import { releaseDeadNetworks } from '../../../runtime/pod-network.js'
 import type { Context } from '../../context.js'
 import { isJson, progressReporter, toJson } from '../../output.js'
 import type { GcCliOptions } from './options.js'
@@ -14,6 +15,8 @@ export const gc = async (ctx: Context, dataDir: string, opts: GcCliOptions): Pro
   let result: GcResult = { marked: [], deleted: [], skipped: [], failed: [] }
   let images: Removed | undefined
   if (dataDirExists(dataDir)) {
+    // DEL for pods that died on their networks (CONTRACT §14), before their directories can go.
+    const networks = opts.markOnly === true ? undefined : await releaseDeadNetworks(dataDir)
     const teardown = podTeardown(dataDir)
     const progress = progressReporter(ctx.io, 'gc', !json)
     const io = progress.io
@@ -28,6 +31,7 @@ export const gc = async (ctx: Context, dataDir: string, opts: GcCliOptions): Pro
       ...(json ? {} : { onOutcome: (outcome: string, uuid: string) => io.out(`${outcome} ${uuid}\n`) }),
     })
     progress.finish()
+    for (const f of networks?.failed ?? []) result.failed.push({ uuid: f.uuid, reason: `deleting its networks: ${f.reason}` })
     if (opts.markOnly !== true) images = imageLeftovers(result, dataDir)
   }
   if (images !== undefined && !json) {

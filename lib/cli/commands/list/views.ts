@@ -4,6 +4,7 @@
  * sort orders, and the table, JSON or UUIDs it prints.
  */
 import { PodctlError, shortId } from '../../../errors.js'
+import { formatNetworks } from '../../../network/attach.js'
 import { POD_STATES, parseState, type PodState } from '../../../pod/state.js'
 import type { PodView } from '../../../pod/view.js'
 import { formatTable, isJson, relativeTime, styleState, toJson, wantsHeader } from '../../output.js'
@@ -95,8 +96,10 @@ export const viewsOutput = (views: ListedView[], opts: ListOptions, colour: bool
     v.state,
     time(v.created_at),
     time(v.started_at),
+    // CONTRACT §14, rkt's column: bridge:ip4=10.90.0.5 (a fleet's pod from an older node has no "networks").
+    Array.isArray(v.networks) && v.networks.length > 0 ? formatNetworks(v.networks) : '-',
   ])
-  const header = ['UUID', ...(fleet ? ['NODE'] : []), 'NAME', 'APPS', 'STATE', 'CREATED', 'STARTED']
+  const header = ['UUID', ...(fleet ? ['NODE'] : []), 'NAME', 'APPS', 'STATE', 'CREATED', 'STARTED', 'NETWORKS']
   const stateCol = header.indexOf('STATE')
   return formatTable(wantsHeader(opts) ? header : undefined, rows, (col, cell) => (col === stateCol ? styleState(cell, colour) : cell))
 }

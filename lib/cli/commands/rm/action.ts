@@ -1,13 +1,14 @@
 /** What `podctl rm` does. */
-import { PodctlError } from '../../../errors.js'
+import { PodctlError, isPodctlError } from '../../../errors.js'
 import { dataDirExists } from '../../../pod/layout.js'
 import { removePod } from '../../../pod/gc.js'
-import { podFromUUIDString } from '../../../pod/pod.js'
+import { podFromUUIDString, type Pod } from '../../../pod/pod.js'
 import type { PodState } from '../../../pod/state.js'
 import { Include, listPods } from '../../../pod/walk.js'
 import { readUUIDFromFile } from '../../../pod/uuid.js'
 import { stopPod } from '../../../run/stop.js'
 import { podTeardown } from '../../../runtime/pod-runtime.js'
+import { releaseDeadNetworks } from '../../../runtime/pod-network.js'
 import type { Context } from '../../context.js'
 import { progressReporter } from '../../output.js'
 import { forEachArgument } from '../../report-error.js'
@@ -26,6 +27,16 @@ const idlePods = (dataDir: string, running: boolean): string[] => {
   })
 }
 
+/** The pod again, or undefined once it is gone. */
+const reopen = (dataDir: string, uuid: string): Pod | undefined => {
+  try {
+    return podFromUUIDString(dataDir, uuid)
+  } catch (er) {
+    if (isPodctlError(er) && er.code === 'ENOPOD') return undefined
+    throw er
+  }
+}
+
 /** Removes each pod (its volumes and its apps' image roots torn down first), printing its UUID; goes past a bad one. */
 export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: RmOptions): Promise<void> => {
   const args = [...uuids]
@@ -38,6 +49,8 @@ export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: R
   }
   const progress = progressReporter(ctx.io, 'rm', true)
   const teardown = podTeardown(dataDir)
+  // What dead pods left on their networks goes first: their records name them, not their directories.
+  await releaseDeadNetworks(dataDir)
   await forEachArgument(
     { ...ctx, io: progress.io },
     pods,
@@ -45,7 +58,11 @@ export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: R
       let pod = podFromUUIDString(dataDir, arg)
       if (opts.force && pod.state === 'running') {
         await stopPod(pod, { force: true, timeoutMs: 0 })
-        pod = podFromUUIDString(dataDir, pod.uuid)
+        const again = reopen(dataDir, pod.uuid)
+        // A pod of `run --rm` is removed by its supervisor once it has exited.
+        if (again === undefined) return `${pod.uuid}\n`
+        pod = again
+        await releaseDeadNetworks(dataDir)
       }
       removePod(pod, teardown)
       return `${pod.uuid}\n`

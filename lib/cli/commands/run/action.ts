@@ -7,4 +7,4 @@ import type { RunOptions } from './options.js'
 
 /** podctl run: prepare and run a pod from the inputs. */
 export const run = async (ctx: Context, dataDir: string, command: string[], opts: RunOptions, fleet?: FleetRef): Promise<void> =>
-  runNewPod(ctx, dataDir, manifestFromInputs(opts, command, 'run'), opts, undefined, fleet)
+  runNewPod(ctx, dataDir, manifestFromInputs(opts, command, 'run', fleet ? undefined : dataDir), opts, undefined, fleet)

@@ -27,7 +27,7 @@ const podsOf = (dataDir: string, uuids: string[]): Pod[] => {
     const pod = podFromUUIDString(dataDir, u)
     const short = shortId(pod.uuid)
     if (pod.state !== 'running') throw new PodctlError('EBADSTATE', `pod ${short} is ${pod.state}; stats are of running pods`)
-    if (pod.record().isolation !== 'namespaces') throw new PodctlError('EBADSTATE', `pod ${short} runs its apps as host processes: it has no cgroups to read`, 'isolated pods ("isolation": "namespaces") have')
+    if (pod.record().isolation !== 'namespaces') throw new PodctlError('EBADSTATE', `pod ${short} runs its apps as host processes: it has no cgroups to read`, 'only isolated pods have cgroups to read: podctl run --isolation namespaces (or --image), or "isolation": "namespaces" in a manifest')
     return pod
   })
 }

@@ -19,6 +19,12 @@ export const statusLines = (v: PodView & { volumes?: VolumeView[] }, colour = fa
   const rootfs = [...new Set(v.apps.flatMap((a) => (a.rootfs !== undefined ? [oneLine(a.rootfs)] : [])))]
   if (rootfs.length > 0) lines.push(`rootfs=${rootfs.join(',')}`)
   lines.push(`exited=${v.state === 'exited' || v.state === 'exited garbage' || v.state === 'exited deleting'}`)
+  // CONTRACT §14: each network's address (IPv4, else IPv6), and the IPv6 one beside an IPv4; named as the app lines are.
+  for (const n of Array.isArray(v.networks) ? v.networks : []) {
+    const name = oneLine(String(n.name))
+    lines.push(`network-${name}=${oneLine(String(n.ip ?? n.ip6 ?? ''))}`)
+    if (n.ip !== null && n.ip6 !== null && n.ip6 !== undefined) lines.push(`network-${name}-ip6=${oneLine(String(n.ip6))}`)
+  }
   for (const a of v.apps) {
     const name = oneLine(String(a.name))
     if (a.exit_code !== null) lines.push(`app-${name}=${oneLine(String(a.exit_code))}`)

@@ -2,10 +2,9 @@
  * What `podctl image import` and `image pull` do. A bundle of its own: the
  * tar reader is loaded by these two commands only.
  */
-import { PodctlError } from '../../../../errors.js'
 import { importImage, type ImportOptions, type ImportProgress } from '../../../../image/import.js'
 import { parsePlatform } from '../../../../image/oci.js'
-import { pullImage } from '../../../../image/pull.js'
+import { pullSource } from '../../../../image/pull.js'
 import { parseName } from '../../../../image/reference.js'
 import { parseSource } from '../../../../image/source.js'
 import { humanSize } from '../../../../image/view.js'
@@ -32,9 +31,7 @@ export const importAction = async (ctx: Context, dataDir: string, source: string
   const progress = progressLine(ctx.io)
   const options = importOptions(ctx, opts, progress)
   const src = parseSource(source)
-  if (src.kind === 'archive' && src.path === '-' && process.stdin.isTTY) {
-    throw new PodctlError('EUSAGE', 'no archive on stdin: it is a terminal', 'pipe one in: docker save IMAGE | podctl image import -')
-  }
+  src.check?.() // before anything is written
   ensureDataDir(dataDir)
   try {
     const r = await importImage(dataDir, src, options)
@@ -48,9 +45,11 @@ export const importAction = async (ctx: Context, dataDir: string, source: string
 export const pullAction = async (ctx: Context, dataDir: string, ref: string, opts: ImageImportOptions): Promise<void> => {
   const progress = progressLine(ctx.io)
   const options = importOptions(ctx, opts, progress)
+  const src = pullSource(ref, { quiet: !ctx.io.errIsTTY, ...(options.platform !== undefined ? { platform: options.platform } : {}) })
+  src.check?.()
   ensureDataDir(dataDir)
   try {
-    const r = await pullImage(dataDir, ref, { ...options, quiet: !ctx.io.errIsTTY })
+    const r = await importImage(dataDir, src, options)
     progress.finish()
     ctx.io.out(`${r.digest}\n`)
   } finally {

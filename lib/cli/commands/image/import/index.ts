@@ -9,7 +9,7 @@ export const addImportOptions = (cmd: Command): Command =>
   cmd
     .option('--name <name[:tag]>', 'name the image (tag "latest" when none is given) instead of taking the name the source gives it')
     .option('--platform <os/arch>', 'from a multi-platform image, this platform instead of this machine\'s (e.g. linux/arm64)')
-    .option('--max-size <bytes>', 'refuse an image whose layers unpack to more than this (e.g. 500M, 2Gi)', '10Gi')
+    .option('--max-size <bytes>', 'refuse an image that writes more than this while it is staged, or again while it is unpacked (e.g. 500M, 2Gi)', '10Gi')
 
 export const registerImageImport = (image: Command, ctx: Context): void => {
   const cmd = image

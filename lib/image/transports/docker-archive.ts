@@ -1,17 +1,21 @@
 /**
- * A Docker archive (`docker save`, `podman save`, skopeo's docker-archive:)
- * as an OCI image: its manifest.json names a config file and layer tars by
- * their paths in the archive; podctl writes the OCI manifest those stand
- * for (config and layers by their digests, each layer's media type from
- * its first bytes), as podman does when it loads one. The same archive
- * always gives the same manifest, hence the same image digest.
+ * `docker-archive:FILE[:NAME[:TAG]]`: a Docker archive (`docker save`,
+ * `podman save`, skopeo's docker-archive:), gzip-compressed or not, read
+ * in one pass as an OCI archive is. Its manifest.json names a config file
+ * and layer tars by their paths in the archive; podctl writes the OCI
+ * manifest those stand for (config and layers by their digests, each
+ * layer's media type from its first bytes), as podman does when it loads
+ * one. The same archive always gives the same manifest, hence the same
+ * image digest.
  */
 import { createHash } from 'node:crypto'
-import { PodctlError } from '../errors.js'
-import type { StagedBlob } from './blobs.js'
-import { archiveFile, type ArchiveContents } from './archive.js'
-import { MEDIA, layerMediaType, type Compression } from './oci.js'
-import { digestOf, tryParseName } from './reference.js'
+import { PodctlError } from '../../errors.js'
+import { stageBlob, type StagedBlob } from '../blobs.js'
+import { archiveBlobs, archiveFile, archiveWhere, checkArchiveInput, stageArchive, type ArchiveContents } from '../archive.js'
+import { pathAndRef, type ImageSource, type StageContext, type StagedImage, type Transport } from '../image-source.js'
+import { MEDIA, checkManifest, layerMediaType, parseDocument, type Compression } from '../oci.js'
+import { digestOf, sameName, tryParseName } from '../reference.js'
+import { once, stageRest } from '../stage.js'
 
 interface DockerEntry {
   Config: string
@@ -27,7 +31,7 @@ export interface DockerImage {
 }
 
 /** What a blob's first bytes say it is compressed with. */
-export const sniffCompression = (head: Buffer): Compression => {
+const sniffCompression = (head: Buffer): Compression => {
   if (head[0] === 0x1f && head[1] === 0x8b) return 'gzip'
   if (head[0] === 0x28 && head[1] === 0xb5 && head[2] === 0x2f && head[3] === 0xfd) return 'zstd'
   return 'none'
@@ -40,14 +44,15 @@ const bad = (where: string, why: string): PodctlError =>
  * The OCI manifest of the image in a Docker archive: the one whose
  * RepoTags include `ref` when given, else the only one.
  */
-export const dockerImage = (contents: ArchiveContents, where: string, ref?: string): DockerImage => {
+const dockerImage = (contents: ArchiveContents, where: string, ref?: string): DockerImage => {
   const text = contents.documents.get('manifest.json')
   if (text === undefined) throw bad(where, 'it has no manifest.json')
   const list = parseList(text, where)
   let entries = list
   if (ref !== undefined) {
     const want = tryParseName(ref)
-    entries = entries.filter((e) => (e.RepoTags ?? []).some((t) => t === ref || (want !== undefined && JSON.stringify(tryParseName(t)) === JSON.stringify(want))))
+    // skopeo's docker-archive:FILE:NAME[:TAG] names a RepoTag as docker reads names: trial/box:1.0 is docker.io/trial/box:1.0.
+    entries = entries.filter((e) => (e.RepoTags ?? []).some((t) => t === ref || (want !== undefined && tryParseName(t) !== undefined && sameName(tryParseName(t)!, want))))
     if (entries.length === 0) throw new PodctlError('ENOIMAGE', `${where} has no image named ${ref}`, `it has: ${list.flatMap((e) => e.RepoTags ?? []).join(', ') || 'only unnamed images'}`)
   }
   if (entries.length !== 1) throw new PodctlError('EUSAGE', `${where} holds ${entries.length} images`, `choose one by name: docker-archive:PATH:NAME[:TAG] (it has ${list.flatMap((e) => e.RepoTags ?? []).join(', ') || 'unnamed images'})`)
@@ -85,4 +90,28 @@ const parseList = (text: Buffer, where: string): DockerEntry[] => {
     const tags = Array.isArray(o.RepoTags) ? o.RepoTags.filter((t): t is string => typeof t === 'string') : []
     return { Config: o.Config, Layers: o.Layers as string[], RepoTags: tags }
   })
+}
+
+/** The image (named `ref`, or the only one) of a Docker archive read into `contents`: its manifest written and staged, its config and layers found. */
+export const stageDockerArchive = async (ctx: StageContext, contents: ArchiveContents, where: string, ref: string | undefined): Promise<StagedImage> => {
+  const img = dockerImage(contents, where, ref)
+  await stageBlob(ctx.work, once(img.manifestBytes), { hex: img.manifestHex, what: `the manifest of ${where}`, entry: 'its OCI manifest (written by podctl)' }, ctx.budget)
+  const manifest = checkManifest(parseDocument(img.manifestBytes, 'image manifest', where), where)
+  const { configHex, config } = await stageRest(ctx, manifest, archiveBlobs(ctx, where), where)
+  return { manifestHex: img.manifestHex, manifest, configHex, config, names: img.repoTags.map((t) => tryParseName(t)!) }
+}
+
+/** `docker-archive:FILE[:NAME[:TAG]]` (FILE may be - for stdin). */
+export const dockerArchiveTransport: Transport = {
+  name: 'docker-archive',
+  parse: (rest, text): ImageSource => {
+    const [file, ref] = pathAndRef('docker-archive', rest, text)
+    const where = archiveWhere(file, text)
+    return {
+      transport: 'docker-archive',
+      where,
+      check: () => checkArchiveInput(file),
+      stage: async (ctx) => stageDockerArchive(ctx, await stageArchive(ctx, file, where), where, ref),
+    }
+  },
 }
