@@ -219,16 +219,21 @@ export interface HandImage {
   diffIds?: string[]
 }
 
-/** Writes an OCI layout of the layers given (an image nobody could build with umoci: the hostile ones). */
-export const writeLayout = (dir: string, img: HandImage): HandLayout => {
-  const layout = path.join(dir, 'layout')
+/** A writer of blobs into OCI layout `layout`'s blobs/sha256/: each by its digest's hex, which it returns. */
+const blobWriter = (layout: string): ((b: Buffer) => string) => {
   const blobs = path.join(layout, 'blobs', 'sha256')
   fs.mkdirSync(blobs, { recursive: true })
-  const put = (b: Buffer): string => {
+  return (b) => {
     const h = sha(b)
     fs.writeFileSync(path.join(blobs, h), b)
     return h
   }
+}
+
+/** Writes an OCI layout of the layers given (an image nobody could build with umoci: the hostile ones). */
+export const writeLayout = (dir: string, img: HandImage): HandLayout => {
+  const layout = path.join(dir, 'layout')
+  const put = blobWriter(layout)
   const layerHexes: string[] = []
   const layerDescs = img.layers.map((tar) => {
     const blob = img.gzip ? zlib.gzipSync(tar) : tar
@@ -237,7 +242,7 @@ export const writeLayout = (dir: string, img: HandImage): HandLayout => {
     if (img.tamper) {
       const bad = Buffer.from(blob)
       bad[bad.length - 1] = bad[bad.length - 1]! ^ 0xff
-      fs.writeFileSync(path.join(blobs, h), bad)
+      fs.writeFileSync(path.join(layout, 'blobs', 'sha256', h), bad)
     }
     return { mediaType: `application/vnd.oci.image.layer.v1.tar${img.gzip ? '+gzip' : ''}`, digest: `sha256:${h}`, size: blob.length }
   })
@@ -457,13 +462,7 @@ const embed = (name: string, inner: Part[]): Part[] => {
  */
 export const writeRandomLayout = (dir: string, mib: number): string => {
   const layout = path.join(dir, 'random-layout')
-  const blobs = path.join(layout, 'blobs', 'sha256')
-  fs.mkdirSync(blobs, { recursive: true })
-  const put = (b: Buffer): string => {
-    const h = sha(b)
-    fs.writeFileSync(path.join(blobs, h), b)
-    return h
-  }
+  const put = blobWriter(layout)
   const layer = cryptoRandomBytes(mib * 1024 * 1024)
   const layerHex = put(layer)
   const config = Buffer.from(JSON.stringify({ architecture: hostArch(), os: 'linux', rootfs: { type: 'layers', diff_ids: [`sha256:${'0'.repeat(64)}`] } }))
