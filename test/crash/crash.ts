@@ -6,7 +6,7 @@
 //   - no app process outlives its pod (the guardian, or reaping, kills it),
 //   - gc --grace-period 0s twice leaves nothing but running pods.
 // Seeded and reproducible: CRASH_SEED picks the schedule, CRASH_TRIALS the
-// number of trials (default 210, 30 per operation).
+// number of trials (default 105, 15 per operation).
 import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -24,7 +24,7 @@ type Test = Parameters<Parameters<typeof t.test>[0]>[0]
 
 const bin = fileURLToPath(new URL('../../bin/podctl', import.meta.url))
 const seed = Number(process.env.CRASH_SEED ?? 20261122)
-const trials = Number(process.env.CRASH_TRIALS ?? 210)
+const trials = Number(process.env.CRASH_TRIALS ?? 105)
 
 // Seeded, so that a failing schedule can be replayed.
 const rng = seededRandom(seed)

@@ -9,7 +9,7 @@
 //     no work dir, no blob or render of no image, no lock of dead work.
 // And concurrent imports of one image (several processes at once, many
 // times) store it once. Seeded and reproducible: CRASH_SEED picks the
-// schedule, CRASH_TRIALS the number of kills (default 30).
+// schedule, CRASH_TRIALS the number of kills (default 20).
 import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -27,7 +27,7 @@ if (missing !== undefined) {
 
 const bin = fileURLToPath(new URL('../../bin/podctl', import.meta.url))
 const seed = Number(process.env.CRASH_SEED ?? 20261126)
-const trials = Number(process.env.CRASH_TRIALS ?? 30)
+const trials = Number(process.env.CRASH_TRIALS ?? 20)
 const rng = seededRandom(seed)
 
 const EXTRA_MB = 8

@@ -19,13 +19,14 @@ import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { subordinateRange } from '../../lib/runtime/userns.js'
 import { argvFor, launcher, podctl } from '../helpers/cli-util.js'
 import { containersMissing } from '../helpers/containers.js'
 import { pollUntil, seededRandom, type Test } from '../helpers/common.js'
 import { OS_RELEASE, buildBusyboxImage, detachOverlaysUnder, missingTools, overlaysUnder, randomBytes, renderKeys, skopeoCopy } from '../helpers/images.js'
 import { processesOfPod, runtimeList } from '../helpers/oci-util.js'
-import { alive, allPids, dataDir } from '../helpers/run-util.js'
+import { alive, allPids, dataDir, msUntilExited } from '../helpers/run-util.js'
 
 const missing = missingTools() ?? containersMissing() ?? (process.getuid?.() === 0 ? undefined : 'overlays need root')
 if (missing !== undefined) {
@@ -95,8 +96,7 @@ const killedAfter = (dir: string, args: string[], delayMs: number): Promise<{ ki
 
 /** After a SIGKILL of pod `uuid`'s supervisor at `killedAt`: it reads exited within a second, and nothing of it runs. */
 const checkGone = async (t: Test, dir: string, uuid: string, what: string, killedAt: number): Promise<void> => {
-  await pollUntil(`${what}: pod ${uuid} to read exited`, () => podctl(dir, ['status', uuid]).stdout.startsWith('state=exited'), { polls: 200, intervalMs: 10 })
-  const exitedIn = Date.now() - killedAt
+  const exitedIn = await msUntilExited(dir, uuid, killedAt)
   if (exitedIn > 1_000) t.fail(`${what}: the pod read exited only after ${exitedIn} ms`)
   try {
     await pollUntil(`${what}: no process in pod ${uuid}`, () => processesOfPod(uuid).length === 0, { polls: 100, intervalMs: 10 })
@@ -176,7 +176,7 @@ const foregroundTrial = async (t: Test, dir: string, digest: string, flags: stri
     return { ran: false, rendered, midRender }
   }
   const uuid = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : undefined
-  if (uuid === undefined || uuid === '' || podctl(dir, ['status', uuid]).stdout.startsWith('state=prepar')) {
+  if (uuid === undefined || uuid === '' || podFromUUIDString(dir, uuid).state.startsWith('prepar')) {
     checkCollected(t, dir, tag, flags)
     return { ran: false, rendered, midRender }
   }

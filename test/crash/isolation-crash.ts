@@ -10,11 +10,12 @@ import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { findRuntime } from '../../lib/runtime/runtime.js'
 import { argvFor, launcher, podctl } from '../helpers/cli-util.js'
 import { containersMissing } from '../helpers/containers.js'
 import { pollUntil, seededRandom, type Test } from '../helpers/common.js'
-import { alive, allPids, dataDir } from '../helpers/run-util.js'
+import { alive, allPids, dataDir, msUntilExited } from '../helpers/run-util.js'
 
 const seed = Number(process.env.ISO_CRASH_SEED ?? 20261125)
 const trials = Number(process.env.ISO_CRASH_TRIALS ?? 50)
@@ -57,8 +58,7 @@ const manifestOf = (apps: number, network: string): string =>
 
 /** After a SIGKILL: the pod reads exited within a second, its processes go, then the runtime's. */
 const checkGone = async (t: Test, dir: string, uuid: string, what: string, killedAt: number): Promise<void> => {
-  await pollUntil(`${what}: pod ${uuid} to read exited`, () => podctl(dir, ['status', uuid]).stdout.startsWith('state=exited'), { polls: 100, intervalMs: 10 })
-  const exitedIn = Date.now() - killedAt
+  const exitedIn = await msUntilExited(dir, uuid, killedAt)
   if (exitedIn > 1_000) t.fail(`${what}: the pod read exited only after ${exitedIn} ms`)
   try {
     await pollUntil(`${what}: no process in pod ${uuid}`, () => appProcessesOf(uuid).length === 0, { polls: 100, intervalMs: 10 })
@@ -132,7 +132,7 @@ t.test(`SIGKILL while the containers are being made (${trials} trials, seed ${se
     const uuid = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : ''
     if (uuid === '') continue // ended before it made a pod: counted below
     uuids.push(uuid)
-    if (podctl(dir, ['status', uuid]).stdout.startsWith('state=prepar')) continue // before it ran
+    if (podFromUUIDString(dir, uuid).state.startsWith('prepar')) continue // before it ran
     await checkGone(t, dir, uuid, what, killedAt)
   }
   t.equal(uuids.length, trials, 'every trial made a pod before the kill')

@@ -7,6 +7,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { ensureDataDir } from '../../lib/pod/layout.js'
+import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { GUARDIAN_NAME } from '../../lib/proc/guardian.js'
 import { podctl } from './cli-util.js'
 import { allPods, pollUntil, type Teardown, type Test } from './common.js'
@@ -122,6 +123,15 @@ export const lockHolder = (dir: string, uuid: string): number | undefined => {
   const st = procStat(pid)
   return st && st.start === m[2] && alive(pid) ? pid : undefined
 }
+
+/**
+ * How long after `since` pod `uuid` first read exited, polled in this
+ * process as any reader of its lock decides (CONTRACT §2: within 1 second
+ * of its holder's death). In-process, so that what is timed is the lock's
+ * verdict, not the start-up of a `podctl status` on a busy machine.
+ */
+export const msUntilExited = (dir: string, uuid: string, since: number): Promise<number> =>
+  pollUntil(`pod ${uuid} to read exited`, () => podFromUUIDString(dir, uuid).state === 'exited' && Date.now() - since, { polls: 2_000, intervalMs: 5 })
 
 /**
  * At teardown, stops every pod of the data dirs `dirs()` that still runs
