@@ -4,7 +4,8 @@
  * --detach a new process is (lib/run/detach.ts) and this one prints the UUID.
  */
 import path from 'node:path'
-import { RunFailure, isPodctlError } from '../errors.js'
+import { isatty } from 'node:tty'
+import { PodctlError, RunFailure, isPodctlError } from '../errors.js'
 import { describeFailure } from '../fs/errors.js'
 import type { PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
@@ -48,6 +49,20 @@ export const ownFailureIs125 = async <T>(fn: () => Promise<T>): Promise<T> => {
   }
 }
 
+/**
+ * An app on a terminal (-t, `tty: true`) in a foreground run takes podctl's
+ * own: without one the runtime fails at its start (exit 126). podman makes
+ * a terminal of its own there, which needs a descriptor passed over a
+ * socket, and Node has no way to receive one; so it is refused before
+ * anything is made, in enter's words.
+ */
+export const refuseTerminalWithoutOne = (manifest: PodManifest): void => {
+  const app = manifest.apps.find((a) => a.tty === true)
+  if (app !== undefined && !isatty(0)) {
+    throw new PodctlError('EUSAGE', `app ${app.name} runs on a terminal (-t), and standard input is not one`, 'leave -t out in a script or a pipe, or run the pod with --detach')
+  }
+}
+
 /** How run and run-prepared wait for a controller to bind their claims: --timeout, and on a terminal what they wait for. */
 export const claimWait = (ctx: Context, timeoutMs: number | undefined, fleet: FleetRef | undefined, provisionersDir: string | undefined): EnsureBoundOptions => {
   let last = ''
@@ -86,6 +101,7 @@ export const runNewPod = async (
     ctx.io.out(`${await runDetached({ dataDir, manifest, ...(uuidFileSave !== undefined ? { uuidFileSave } : {}), ...(opts.runtime !== undefined ? { runtime: opts.runtime } : {}), ...detachedClaims(opts), ...(fleet ? { fleet } : {}) })}\n`)
     return
   }
+  refuseTerminalWithoutOne(manifest)
   const { pod, manifest: stored } = await ownFailureIs125(() => startNewPod(dataDir, manifest, { uuidFileSave, runtime: opts.runtime, claims: claimWait(ctx, opts.timeout, fleet, opts.provisionersDir) }))
   onRunning?.(pod)
   ctx.state.exitCode = await supervise(pod, stored, onRunning !== undefined)

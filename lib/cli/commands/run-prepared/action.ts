@@ -4,7 +4,7 @@ import { runDetached } from '../../../run/detach.js'
 import { startPrepared } from '../../../run/start.js'
 import type { FleetRef } from '../../../storage/pod-claims.js'
 import type { Context } from '../../context.js'
-import { claimWait, detachedClaims, ownFailureIs125, supervise } from '../../run-pod.js'
+import { claimWait, detachedClaims, ownFailureIs125, refuseTerminalWithoutOne, supervise } from '../../run-pod.js'
 import type { RunPreparedOptions } from './options.js'
 
 /** podctl run-prepared: run a prepared pod. */
@@ -13,6 +13,16 @@ export const runPrepared = async (ctx: Context, dataDir: string, uuid: string, o
   if (opts.detach) {
     ctx.io.out(`${await runDetached({ dataDir, uuid: pod.uuid, ...detachedClaims(opts), ...(fleet ? { fleet } : {}) })}\n`)
     return
+  }
+  // Only a pod that can run is asked: another state, or a damaged manifest, has its own refusal.
+  if (pod.state === 'prepared') {
+    let manifest
+    try {
+      manifest = pod.podManifest().manifest
+    } catch {
+      manifest = undefined // startPrepared says what is wrong with it
+    }
+    if (manifest !== undefined) refuseTerminalWithoutOne(manifest)
   }
   const started = await ownFailureIs125(async () => startPrepared(pod, claimWait(ctx, opts.timeout, fleet, opts.provisionersDir)))
   ctx.state.exitCode = await supervise(started.pod, started.manifest)
