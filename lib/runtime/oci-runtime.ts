@@ -86,22 +86,10 @@ export class OciRuntime implements PodRuntime {
     const refused = limitsRefused(m, `pod ${shortId(pod.uuid)}`)
     if (refused) throw refused
     const ids = podIds(m)
-    // Root without a user namespace reads what modes forbid: the host's secrets are looked for while the rest starts.
-    const secrets = ids.map === undefined && m.apps.some((a) => a.image === undefined) ? hostSecrets() : Promise.resolve([])
-    secrets.catch(() => {})
     const facts = podFacts(m, { uuid: pod.uuid, podRoot: path.join(pod.path, ROOTFS_DIR), infraRoot: ensureInfraRoot(pod.dataDir), ids })
     // The runtime enters the roots as the range's root, which is nobody on the
     // host: its group, and no one else, may pass through the directories above.
     if (ids.shift) allowGroupTraverse([...pathToPod(pod), ...infraRootPath(pod.dataDir)], ids.shift.gid)
-    makePodRoot(facts, ids.map ? { uid: ids.map.uid[0]!.hostID, gid: ids.map.gid[0]!.hostID } : undefined)
-    facts.files = writePodFiles(pod.path, {
-      hostname: facts.hostname,
-      names: m.name !== undefined && m.name !== facts.hostname ? [m.name] : [],
-      network: facts.network,
-      addHosts: addHostsOf(m),
-      resolv: resolvOf(m),
-      hostAddress: hostAddress(),
-    })
     // Each image rendered once for this id map (nothing to do when it was rendered before: CONTRACT §13).
     const renders = new Map<string, Render>()
     const renderIds = ids.shift ? { uid: ids.shift.uid, gid: ids.shift.gid, size: ids.map!.uid[0]!.size } : undefined
@@ -109,7 +97,28 @@ export class OciRuntime implements PodRuntime {
       if (a.image !== undefined && !renders.has(a.image)) renders.set(a.image, await ensureRender(pod.dataDir, a.image, renderIds ? { idMap: renderIds } : {}))
     }
     const limits = facts.cgroups ? podLimits(m) : undefined
-    const containers = await PodContainers.start(driver, pod.uuid, pod.path, infraSpec(facts, limits))
+    // The infra, in a root of its own, needs nothing of what the apps need:
+    // its runtime starts first, and that is made while it works.
+    const starting = PodContainers.start(driver, pod.uuid, pod.path, infraSpec(facts, limits))
+    let secrets: Promise<string[]>
+    try {
+      // Root without a user namespace reads what modes forbid: the host's secrets are masked in its apps.
+      secrets = ids.map === undefined && m.apps.some((a) => a.image === undefined) ? hostSecrets() : Promise.resolve([])
+      secrets.catch(() => {})
+      makePodRoot(facts, ids.map ? { uid: ids.map.uid[0]!.hostID, gid: ids.map.gid[0]!.hostID } : undefined)
+      facts.files = writePodFiles(pod.path, {
+        hostname: facts.hostname,
+        names: m.name !== undefined && m.name !== facts.hostname ? [m.name] : [],
+        network: facts.network,
+        addHosts: addHostsOf(m),
+        resolv: resolvOf(m),
+        hostAddress: hostAddress(),
+      })
+    } catch (er) {
+      await starting.then((c) => c.close(), () => {})
+      throw er
+    }
+    const containers = await starting
     let network: PodNetworking | undefined
     try {
       if (facts.unified && limits !== undefined) {
