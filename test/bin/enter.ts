@@ -5,10 +5,9 @@
 // must be clear; a pod that is not running, or has no namespaces, is
 // refused (4). Run as root, and the basics again rootless.
 import t from 'tap'
-import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { argvFor, launcher, podctl, startPodctl, type RunOptions } from '../helpers/cli-util.js'
+import { noTerminalHere, podctl, podctlOnTerminal, startPodctl, type RunOptions } from '../helpers/cli-util.js'
 import { containersMissing } from '../helpers/containers.js'
 import { ROOT, STACK_RE, manifestFile, pollUntil, type Test } from '../helpers/common.js'
 import { PODMAN_DEFAULT, appOf, capsOfMask, isolatedManifest, procStatus, statusJson, unprivileged, userDataDir } from '../helpers/oci-util.js'
@@ -172,12 +171,10 @@ t.test('as root', { skip }, async (t) => {
     t.equal(podctl(dir, ['enter', uuid, '--', 'wc', '-c'], { input: big }).stdout.trim(), String(1 << 20), 'a MiB through stdin, whole')
   })
 
-  t.test('-t gives the command a terminal; without -t it has none', { skip: spawnSync('script', ['--version']).status === 0 ? false : 'util-linux script(1) is not installed' }, async (t) => {
+  t.test('-t gives the command a terminal; without -t it has none', { skip: noTerminalHere }, async (t) => {
     const dir = dataDir(t)
     const uuid = up(t, dir, ['--isolation', 'namespaces', '--', 'sleep', '300'])
-    const [cmd, argv] = launcher(argvFor(dir, ['enter', '-t', uuid, '--', 'tty']))
-    const line = [cmd, ...argv].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ')
-    const r = spawnSync('script', ['-qec', line, '/dev/null'], { encoding: 'utf8' })
+    const r = podctlOnTerminal(dir, ['enter', '-t', uuid, '--', 'tty'])
     t.equal(r.status, 0, r.stderr)
     t.match(r.stdout, /\/dev\/pts\/\d+/, 'tty names a pseudo-terminal of the pod')
     const none = podctl(dir, ['enter', uuid, '--', 'tty'])

@@ -4,24 +4,14 @@
 // and --http-proxy=false. run-flags.ts checks the manifest these flags
 // write; this file runs the pods.
 import t from 'tap'
-import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import { STACK_RE } from '../helpers/common.js'
-import { argvFor, launcher, podctl } from '../helpers/cli-util.js'
+import { noTerminalHere, podctl, podctlOnTerminal } from '../helpers/cli-util.js'
 import { containersMissing } from '../helpers/containers.js'
 import { dataDir } from '../helpers/run-util.js'
 
 const missing = containersMissing()
 const ISOLATED = ['--isolation', 'namespaces', '--network', 'none']
-
-/** podctl with `args` on a terminal of its own (util-linux script(1)): its stdout, the terminal's. */
-const onTerminal = (dir: string, args: string[]): { status: number | null; stdout: string } => {
-  const [cmd, argv] = launcher(argvFor(dir, args))
-  const line = [cmd, ...argv].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ')
-  const r = spawnSync('script', ['-qec', line, '/dev/null'], { encoding: 'utf8', input: '' })
-  return { status: r.status, stdout: r.stdout }
-}
-const noScript = spawnSync('script', ['--version']).status === 0 ? false : 'util-linux script(1) is not installed'
 
 t.test('-i: the app reads podctl\'s standard input; without it, nothing (podman gives /dev/null)', { skip: missing }, async (t) => {
   const dir = dataDir(t)
@@ -35,9 +25,9 @@ t.test('-i: the app reads podctl\'s standard input; without it, nothing (podman 
   t.equal(without.stdout, '', 'without -i the app reads nothing')
 })
 
-t.test('-t: the app runs on a terminal of its own; without -t it has none', { skip: missing || noScript }, async (t) => {
+t.test('-t: the app runs on a terminal of its own; without -t it has none', { skip: missing || noTerminalHere }, async (t) => {
   const dir = dataDir(t)
-  const r = onTerminal(dir, ['run', '-t', ...ISOLATED, '--', 'tty'])
+  const r = podctlOnTerminal(dir, ['run', '-t', ...ISOLATED, '--', 'tty'])
   t.equal(r.status, 0, r.stdout)
   // runc echoes a NUL through the terminal before the app starts (a bare `runc run` does the same).
   t.match(r.stdout, /\/dev\/pts\/\d+\r\n$/, 'tty names a pseudo-terminal of the pod')

@@ -65,6 +65,17 @@ export const podctl = (dir: string | undefined, args: string[], opts: RunOptions
   return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr }
 }
 
+/** Why podctl cannot be given a terminal here (util-linux script(1) missing), or false. */
+export const noTerminalHere: string | false = spawnSync('script', ['--version']).status === 0 ? false : 'util-linux script(1) is not installed'
+
+/** Runs `podctl [--dir dir] args...` on a terminal of its own (script(1)'s); its stdout is the terminal's output. */
+export const podctlOnTerminal = (dir: string | undefined, args: string[]): { status: number | null; stdout: string; stderr: string } => {
+  const [cmd, argv] = launcher(argvFor(dir, args))
+  const line = [cmd, ...argv].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ')
+  const r = spawnSync('script', ['-qec', line, '/dev/null'], { encoding: 'utf8', input: '' })
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
 /** Spawns a child and kills it at teardown if it is still alive. */
 export const spawnTracked = (t: Teardown, cmd: string, args: string[], opts: SpawnOptions = {}): ChildProcess => {
   const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], ...opts })
