@@ -190,7 +190,7 @@ const CASES = [
   { name: '--user uid without passwd entry', image: 'base', args: shc('id; whoami; tail -1 /etc/passwd; grep 20001 /etc/group; true'), podman: ['--user', '20001:20001'], podctl: ['--user', '20001:20001'] },
   // files podman makes (run_dns_test.go, run_test.go)
   { name: '/etc/hosts (network none)', image: 'base', args: ['cat', '/etc/hosts'] },
-  { name: '/etc/hosts (network host)', image: 'base', args: ['cat', '/etc/hosts'], net: 'host' },
+  { name: '/etc/hosts (network host)', image: 'base', args: ['cat', '/etc/hosts'], net: 'host', contract: "CONTRACT §9: an isolated pod's hostname is its own, also on the host's network, and its /etc/hosts names it (podman's container takes the host's name, which the host's entries name)" },
   { name: '/etc/resolv.conf (network none)', image: 'base', args: ['cat', '/etc/resolv.conf'] },
   { name: '/etc/resolv.conf (network host)', image: 'base', args: ['cat', '/etc/resolv.conf'], net: 'host' },
   { name: '/etc/hostname and hostname (network host)', image: 'base', args: shc('cat /etc/hostname; echo; hostname'), net: 'host', contract: "CONTRACT §9: an isolated pod's hostname is its name or the first 8 characters of its UUID (podman: the host's, with the host's network)" },

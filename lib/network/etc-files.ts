@@ -40,6 +40,8 @@ export interface HostsInput {
   peers?: readonly HostsPeer[]
   /** The host's /etc/hosts, whose entries come first, as podman's base hosts file. */
   base?: string
+  /** Never rewritten in place (no network of the pod's own): podman's text exactly, without the closing comment (see the header). */
+  final?: boolean
 }
 
 /** The last line of a hosts file podctl writes: a comment with no newline (see the header). */
@@ -68,9 +70,10 @@ export const hostsFile = (h: HostsInput): string => {
   const made: HostsPeer[] = [
     { ip: '127.0.0.1', names: ['localhost'] },
     { ip: '::1', names: ['localhost'] },
+    // The host before the pod's own entries, in podman's order (containers/common's etchosts).
+    ...(h.hostAddress !== undefined ? [{ ip: h.hostAddress, names: ['host.containers.internal'] }] : []),
     // A pod without an address of its own (network none, host) still knows its name.
     ...(h.addresses.length > 0 ? h.addresses : ['127.0.1.1']).map((ip) => ({ ip, names: own })),
-    ...(h.hostAddress !== undefined ? [{ ip: h.hostAddress, names: ['host.containers.internal'] }] : []),
     ...(h.peers ?? []),
   ]
   const lines = [
@@ -81,7 +84,7 @@ export const hostsFile = (h: HostsInput): string => {
       return names.length > 0 ? [`${e.ip}\t${names.join(' ')}`] : []
     }),
   ]
-  return `${lines.join('\n')}\n${HOSTS_END}`
+  return `${lines.join('\n')}\n${h.final === true ? '' : HOSTS_END}`
 }
 
 /** What a pod's resolv.conf holds beyond the host's: podman's --dns, --dns-search, --dns-option. */
@@ -155,7 +158,8 @@ export const hostResolvConf = (): string => {
   return etc
 }
 
-export const hostnameFile = (hostname: string): string => `${hostname}\n`
+/** /etc/hostname as podman 4.3 writes it: the name, with no newline (`cat /etc/hostname; hostname` prints them on one line there). */
+export const hostnameFile = (hostname: string): string => hostname
 
 /** The host's /etc/hosts (at most 64 KiB), which a pod's starts from, as podman's does; empty if unreadable. */
 export const hostHosts = (): string => {

@@ -57,7 +57,7 @@ export const writePodFiles = (podDir: string, input: PodFilesInput): PodFiles =>
   const files: PodFiles = { hosts: at('hosts'), hostname: at('hostname'), containerenv: at('containerenv'), ...(input.network !== 'none' || input.resolv.dns !== undefined ? { resolvConf: at('resolv.conf') } : {}) }
   if (input.network === 'joined') return files
   const own = input.network === 'none' ? ['127.0.0.1'] : []
-  const hosts = hostsFile({ hostname: input.hostname, addresses: own, names: [...input.names], addHosts: input.addHosts, ...(input.hostAddress ? { hostAddress: input.hostAddress } : {}), base: hostHosts() })
+  const hosts = hostsFile({ hostname: input.hostname, addresses: own, names: [...input.names], addHosts: input.addHosts, ...(input.hostAddress ? { hostAddress: input.hostAddress } : {}), base: hostHosts(), final: true })
   writeFileAtomic(dir, 'hosts', hosts, { mode: 0o644 })
   writeFileAtomic(dir, 'hostname', hostnameFile(input.hostname), { mode: 0o644 })
   if (files.resolvConf !== undefined) writeFileAtomic(dir, 'resolv.conf', resolvConf(hostResolvConf(), { ...input.resolv, keepLoopback: input.network === 'host' }), { mode: 0o644 })

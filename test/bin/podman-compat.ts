@@ -102,8 +102,8 @@ t.test('the facts image, run as its config says (its user, its WorkingDir), the 
   // podman printed: /srv/work app:app
   t.equal(f.get('cwd'), '/srv/work app:app', "the image's WorkingDir, missing in the image, made and given to the app's user")
   // podman printed, on this host: each entry `IP<TAB>NAMES`, the container's
-  // hostname at its address. podctl's file ends with a comment of its own
-  // (lib/network/etc-files.ts says why), which resolvers skip.
+  // hostname at its address. (On a network of the pod's own podctl's file
+  // ends with a comment, lib/network/etc-files.ts says why; none here.)
   const hosts = (r.stdout.split('\nhosts:\n')[1] ?? '').trimEnd().split('\n').filter((l) => !l.startsWith('#'))
   t.same(hosts.filter((l) => !/^\S+\t\S+( \S+)*$/.test(l)), [], '/etc/hosts written as podman writes it: IP<TAB>NAMES, the host\'s entries rewritten so')
   t.ok(hosts.length >= 3, 'with entries (localhost and the pod\'s own at least)', { hosts })

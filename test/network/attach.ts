@@ -87,7 +87,7 @@ t.test('ADD then DEL: the default bridge and a named network, on the host and go
   const tag = dataDirTag(dataDir)
   t.ok(ruleLines(`-A PODCTL-NAT-${tag} -s `).length === 2, "each network's masquerade, made once per network")
   t.match(fs.readFileSync(path.join(etcDir, 'hosts'), 'utf8'), new RegExp(`\n${atts[0]!.ip!.replace(/\./g, '\\.')}\tweb\n`))
-  t.equal(fs.readFileSync(path.join(etcDir, 'hostname'), 'utf8'), 'web\n')
+  t.equal(fs.readFileSync(path.join(etcDir, 'hostname'), 'utf8'), 'web')
   t.notMatch(fs.readFileSync(path.join(etcDir, 'resolv.conf'), 'utf8'), /nameserver 127\./)
   await t.rejects(attach(dataDir, { uuid, netns, networks: [{ name: 'front' }], hostname: 'web' }, env), { code: 'EBADSTATE' }, 'attached twice')
 

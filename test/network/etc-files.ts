@@ -9,7 +9,7 @@ import path from 'node:path'
 import { writeFileAtomic } from '../../lib/fs/atomic.js'
 import { HOSTS_END, hostnameFile, hostsFile, parseResolvConf, resolvConf, rewriteInPlace, writeEtcFiles } from '../../lib/network/etc-files.js'
 
-t.test('/etc/hosts: added hosts first, localhost, the pod, the host, the peers', async (t) => {
+t.test('/etc/hosts: added hosts first, localhost, the host, the pod, the peers', async (t) => {
   const text = hostsFile({
     hostname: 'web',
     addresses: ['10.90.0.5'],
@@ -24,18 +24,19 @@ t.test('/etc/hosts: added hosts first, localhost, the pod, the host, the peers',
       '192.0.2.9\tdb.example',
       '127.0.0.1\tlocalhost',
       '::1\tlocalhost',
-      '10.90.0.5\tweb nginx',
       '10.90.0.1\thost.containers.internal',
+      '10.90.0.5\tweb nginx',
       '10.90.1.3\tcache redis',
       HOSTS_END,
     ].join('\n'),
-    "podman 4's order and names (containers/common's etchosts)",
+    "podman 4's order and names (containers/common's etchosts: host.containers.internal before the container's own entries; podman 4.3.1 here wrote them so)",
   )
   const based = hostsFile({ hostname: 'web', addresses: ['10.90.0.5'], base: '# the host\n127.0.0.1 localhost   vm\n10.1.1.1  web\nnonsense\n' })
   t.equal(based, ['127.0.0.1\tlocalhost vm', '10.1.1.1\tweb', HOSTS_END].join('\n'), "the host's entries first, one IP<TAB>NAMES line each; names they list are not repeated (podman's host had localhost: no ::1 line)")
   t.notOk(text.endsWith('\n'), 'the last line is a comment without a newline')
   t.match(hostsFile({ hostname: 'lonely', addresses: [] }), /\n127\.0\.1\.1\tlonely\n/, 'a pod without an address still knows its name')
-  t.equal(hostnameFile('web'), 'web\n')
+  t.equal(hostnameFile('web'), 'web', 'no newline, as podman 4.3 writes it')
+  t.equal(hostsFile({ hostname: 'solo', addresses: ['127.0.0.1'], final: true }), '127.0.0.1\tlocalhost\n::1\tlocalhost\n127.0.0.1\tsolo\n', 'a file never rewritten in place (network none or host) is podman\'s text, with no closing comment')
 })
 
 t.test('/etc/resolv.conf: the host\'s without loopback name servers, or what is given', async (t) => {
