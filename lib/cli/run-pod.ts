@@ -54,11 +54,13 @@ export const ownFailureIs125 = async <T>(fn: () => Promise<T>): Promise<T> => {
  * own: without one the runtime fails at its start (exit 126). podman makes
  * a terminal of its own there, which needs a descriptor passed over a
  * socket, and Node has no way to receive one; so it is refused before
- * anything is made, in enter's words.
+ * anything is made, in enter's words. The manifest is read only when
+ * standard input is not a terminal.
  */
-export const refuseTerminalWithoutOne = (manifest: PodManifest): void => {
-  const app = manifest.apps.find((a) => a.tty === true)
-  if (app !== undefined && !isatty(0)) {
+export const refuseTerminalWithoutOne = (manifest: () => PodManifest | undefined): void => {
+  if (isatty(0)) return
+  const app = manifest()?.apps.find((a) => a.tty === true)
+  if (app !== undefined) {
     throw new PodctlError('EUSAGE', `app ${app.name} runs on a terminal (-t), and standard input is not one`, 'leave -t out in a script or a pipe, or run the pod with --detach')
   }
 }
@@ -101,7 +103,7 @@ export const runNewPod = async (
     ctx.io.out(`${await runDetached({ dataDir, manifest, ...(uuidFileSave !== undefined ? { uuidFileSave } : {}), ...(opts.runtime !== undefined ? { runtime: opts.runtime } : {}), ...detachedClaims(opts), ...(fleet ? { fleet } : {}) })}\n`)
     return
   }
-  refuseTerminalWithoutOne(manifest)
+  refuseTerminalWithoutOne(() => manifest)
   const { pod, manifest: stored } = await ownFailureIs125(() => startNewPod(dataDir, manifest, { uuidFileSave, runtime: opts.runtime, claims: claimWait(ctx, opts.timeout, fleet, opts.provisionersDir) }))
   onRunning?.(pod)
   ctx.state.exitCode = await supervise(pod, stored, onRunning !== undefined)
