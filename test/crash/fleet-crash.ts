@@ -37,10 +37,12 @@ t.test('3 controllers: one leader, 50 claims bound once each, failover after SIG
     })
     controllers[i] = c
   }
-  const wins = (): number => lives.reduce((n, l) => n + (l.match(/"msg":"leading/g) ?? []).length, 0)
+  /** The "leading" lines in `texts`: one per win of the lease. */
+  const leadingIn = (texts: readonly string[]): number => texts.reduce((n, l) => n + (l.match(/"msg":"leading/g) ?? []).length, 0)
+  const wins = (): number => leadingIn(lives)
   NODES.forEach((_, i) => start(i))
   const leader = await pollUntil('a leader', () => status().node ?? false, { intervalMs: 100, polls: 100 })
-  const leading = () => logs.map((l) => (l.match(/"msg":"leading/g) ?? []).length).reduce((a, b) => a + b, 0)
+  const leading = (): number => leadingIn(logs)
   await pollUntil('its "leading" line', () => leading() > 0, { intervalMs: 20, polls: 250 })
   await new Promise((r) => setTimeout(r, 3 * RETRY_MS))
   t.equal(leading(), 1, `one controller leads (${leader}), the others stand by`)
