@@ -94,19 +94,37 @@ export const rulesText = (tag: string, nets: readonly FirewallNet[], family: Fam
 
 const tools = (family: Family) => (family === 4 ? { restore: 'iptables-restore', cmd: 'iptables' } : { restore: 'ip6tables-restore', cmd: 'ip6tables' })
 
+/** The jumps into the data dir's chains: table, hook chain, rule. */
+const jumpsOf = (tag: string, family: Family): { table: string; chain: string; rule: string[] }[] => {
+  const c = chains(tag)
+  const hooks: [string, string, string][] = [['filter', 'FORWARD', c.fwd], ['nat', 'POSTROUTING', c.nat], ...(family === 4 ? ([['filter', 'INPUT', c.input]] as [string, string, string][]) : [])]
+  return hooks.map(([table, from, to]) => ({ table, chain: to, rule: [from, '-m', 'comment', '--comment', 'podctl networks', '-j', to] }))
+}
+
 /** The jumps into the data dir's chains, each inserted once at the top of its hook's chain. */
 const ensureJumps = async (tag: string, family: Family): Promise<void> => {
-  const c = chains(tag)
   const { cmd } = tools(family)
-  const jumps: [string, string, string][] = [
-    ['filter', 'FORWARD', c.fwd],
-    ['nat', 'POSTROUTING', c.nat],
-    ...(family === 4 ? ([['filter', 'INPUT', c.input]] as [string, string, string][]) : []),
-  ]
-  for (const [table, from, to] of jumps) {
-    const rule = [from, '-m', 'comment', '--comment', 'podctl networks', '-j', to]
+  for (const { table, rule } of jumpsOf(tag, family)) {
     const has = await runTool(cmd, ['-w', '-t', table, '-C', ...rule])
     if (has.status !== 0) await mustRun(cmd, ['-w', '-t', table, '-I', rule[0]!, '1', ...rule.slice(1)])
+  }
+}
+
+/** How many copies of one jump are deleted at most (one is made; more only by hand). */
+const MAX_JUMP_COPIES = 16
+
+/**
+ * Removes the data dir's chains of one family and the jumps into them: a
+ * data dir with no bridge network left keeps nothing in the host's
+ * tables. A chain that is not there is not an error.
+ */
+const removeChains = async (tag: string, family: Family): Promise<void> => {
+  const { cmd } = tools(family)
+  for (const { table, chain, rule } of jumpsOf(tag, family)) {
+    for (let i = 0; i < MAX_JUMP_COPIES; i++) if ((await runTool(cmd, ['-w', '-t', table, '-D', ...rule])).status !== 0) break
+    if ((await runTool(cmd, ['-w', '-t', table, '-S', chain])).status !== 0) continue
+    await mustRun(cmd, ['-w', '-t', table, '-F', chain])
+    await mustRun(cmd, ['-w', '-t', table, '-X', chain])
   }
 }
 
@@ -124,19 +142,27 @@ const allText = (tag: string, nets: readonly FirewallNet[]): string => families(
 
 /**
  * Applies the data dir's rules for `nets` (all its bridge networks), then
- * notes them in rules.json. The caller holds the data dir's networks lock.
+ * notes them in rules.json. With none left, its chains and their jumps
+ * go, and the note with them. The caller holds the data dir's networks
+ * lock.
  */
 export const applyRules = async (dataDir: string, nets: readonly FirewallNet[]): Promise<void> => {
   const tag = dataDirTag(dataDir)
   const old = readStamp(dataDir)
-  // A family that had networks before and has none now is emptied too.
-  const fams = new Set<Family>([...families(nets), ...(old?.v6 ? [6 as const] : [])])
+  const fams = nets.length > 0 ? families(nets) : []
   for (const f of fams) {
     await mustRun(tools(f).restore, ['-w', '5', '--noflush'], rulesText(tag, nets, f))
     await ensureJumps(tag, f)
   }
+  // A family that had networks before and has none now keeps no chain.
+  const gone: Family[] = [...(fams.includes(4) ? [] : [4 as const]), ...(old?.v6 && !fams.includes(6) ? [6 as const] : [])]
+  for (const f of gone) await removeChains(tag, f)
+  if (fams.length === 0) {
+    fs.rmSync(rulesStampFile(dataDir), { force: true })
+    return
+  }
   fs.mkdirSync(networksDir(dataDir), { recursive: true, mode: 0o750 })
-  writeFileAtomic(networksDir(dataDir), 'rules.json', `${JSON.stringify({ ...stampOf(allText(tag, nets)), v6: fams.has(6) })}\n`)
+  writeFileAtomic(networksDir(dataDir), 'rules.json', `${JSON.stringify({ ...stampOf(allText(tag, nets)), v6: fams.includes(6) })}\n`)
 }
 
 const readStamp = (dataDir: string): (Stamp & { v6?: boolean }) | undefined => {

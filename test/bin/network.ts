@@ -4,6 +4,7 @@
 // chains are removed after; and as an unprivileged user, who may list but
 // not create.
 import t from 'tap'
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -15,6 +16,7 @@ import { podPath } from '../../lib/pod/layout.js'
 import { netDataDir, networkMissing, ruleLines, scratch } from '../helpers/network.js'
 import { unprivileged } from '../helpers/oci-util.js'
 import { dataDirTag } from '../../lib/network/firewall.js'
+import { toolPath } from '../../lib/network/tool.js'
 import type { Test } from '../helpers/common.js'
 
 const missing = networkMissing()
@@ -140,6 +142,26 @@ t.test('rm and prune: a network a pod uses is refused with exit 4 naming the pod
   t.equal(ruleLines('172.31.10.0/24').length, 0, "a removed network's rules are gone")
 })
 
+
+t.test("rm of a data dir's last bridge network takes its chains and their jumps off the host; a family's last network takes that family's", async (t) => {
+  const dir = netDataDir(t)
+  const conf = configDir(t)
+  const tag = dataDirTag(dir)
+  const v6Lines = (): string[] => spawnSync('ip6tables-save', [], { encoding: 'utf8', env: { ...process.env, PATH: toolPath() } }).stdout.split('\n').filter((l) => l.includes(tag))
+  t.equal(net(dir, conf, ['create', 'four', '--subnet', '172.31.13.0/24']).status, 0)
+  t.equal(net(dir, conf, ['create', 'six', '--subnet', 'fd00:31:13::/64']).status, 0)
+  t.not(v6Lines().length, 0, 'an IPv6 network has chains in ip6tables')
+  t.equal(net(dir, conf, ['rm', 'six']).status, 0)
+  t.same(v6Lines(), [], 'the last IPv6 network gone: no chain or jump of the data dir in ip6tables')
+  t.match(ruleLines(tag).join('\n'), /-A FORWARD .*-j PODCTL-FWD-/, 'the IPv4 chains stay for the networks left')
+  const left = net(dir, conf, ['list', '--quiet']).stdout.split('\n').filter((n) => n !== '' && n !== 'podman')
+  const r = net(dir, conf, ['rm', ...left])
+  t.equal(r.status, 0, r.stderr)
+  t.same(ruleLines(tag), [], 'no chain, jump or rule of the data dir in any table')
+  t.notOk(fs.existsSync(path.join(dir, 'networks', 'rules.json')), 'nor the note of rules applied')
+  t.equal(net(dir, conf, ['create', 'again', '--subnet', '172.31.14.0/24']).status, 0, 'a network made after')
+  t.equal(ruleLines(`-A FORWARD -m comment --comment "podctl networks" -j PODCTL-FWD-${tag}`).length, 1, 'has its chains and one jump again')
+})
 t.test('as a user who is not root: list works, create is exit 1 saying it needs root', async (t) => {
   const who = unprivileged()
   if (typeof who === 'string') return void t.pass(`no unprivileged user: ${who}`)
