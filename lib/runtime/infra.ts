@@ -146,7 +146,9 @@ const GUARD_SCRIPT = [
   `while read -r _; do :; done`,
   `i=0`,
   `while :; do`,
-  `  if read -r p < "$4" && read -r _ _ _ pp _ < "/proc/$p/stat" && [ "$pp" = "$$" ]; then kill -s KILL "$p"; break; fi`,
+  `  p=`,
+  // The runtime writes the pid without a newline, where read returns 1 with the pid read.
+  `  if { read -r p || [ -n "$p" ]; } < "$4" && read -r _ _ _ pp _ < "/proc/$p/stat" && [ "$pp" = "$$" ]; then kill -s KILL "$p"; break; fi`,
   `  kill -0 "$$" || break`,
   `  "$1" --root "$2" kill "$3" KILL && break`,
   `  i=$((i + 1)); [ "$i" -ge ${RETRIES} ] && break`,
