@@ -97,11 +97,6 @@ const ready = (child: ChildProcess, stderr: () => string): Promise<void> =>
     child.once('exit', (code, signal) => done(new Error(stderr().trim().split('\n').pop() || `it exited (${code ?? signal})`)))
   })
 
-/**
- * Attaches slirp4netns to the pod's namespace, forwards its ports and
- * writes its /etc files. EFAILED when slirp4netns is missing or cannot
- * start, EBADSTATE (4) for a host port it cannot bind (taken).
- */
 /** The host's slirp4netns; EFAILED naming the package when there is none. */
 export const userNetworkProgram = (): string => {
   const program = findProgram('slirp4netns')
@@ -109,6 +104,11 @@ export const userNetworkProgram = (): string => {
   return program
 }
 
+/**
+ * Attaches slirp4netns to the pod's namespace, forwards its ports and
+ * writes its /etc files. EFAILED when slirp4netns is missing or cannot
+ * start, EBADSTATE (4) for a host port it cannot bind (taken).
+ */
 export const joinUserNetwork = async (input: UserNetworkInput): Promise<UserNetwork> => {
   const program = userNetworkProgram()
   const tun = tunProblem()
