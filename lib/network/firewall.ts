@@ -154,8 +154,8 @@ export const applyRules = async (dataDir: string, nets: readonly FirewallNet[]):
     await mustRun(tools(f).restore, ['-w', '5', '--noflush'], rulesText(tag, nets, f))
     await ensureJumps(tag, f)
   }
-  // A family that had networks before and has none now keeps no chain.
-  const gone: Family[] = [...(fams.includes(4) ? [] : [4 as const]), ...(old?.v6 && !fams.includes(6) ? [6 as const] : [])]
+  // A family that had networks before and has none now keeps no chain (no note: none were made).
+  const gone: Family[] = old === undefined ? [] : [...(fams.includes(4) ? [] : [4 as const]), ...(old.v6 && !fams.includes(6) ? [6 as const] : [])]
   for (const f of gone) await removeChains(tag, f)
   if (fams.length === 0) {
     fs.rmSync(rulesStampFile(dataDir), { force: true })
