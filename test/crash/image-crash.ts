@@ -49,8 +49,9 @@ const SOURCES: { args: string[]; stdin?: string }[] = [
 const podctl = (dir: string, args: string[]) => spawnSync(process.execPath, [bin, '--dir', dir, ...args], { encoding: 'utf8' })
 
 /** Starts an import; SIGKILLs it after `delayMs` if it still runs. */
-const importKilledAfter = (dir: string, src: (typeof SOURCES)[number], delayMs: number): Promise<{ code: number | null; signal: string | null; stdout: string }> =>
+const importKilledAfter = (dir: string, src: (typeof SOURCES)[number], delayMs: number): Promise<{ code: number | null; signal: string | null; stdout: string; ms: number }> =>
   new Promise((resolve) => {
+    const started = Date.now()
     const child = spawn(process.execPath, [bin, '--dir', dir, 'image', 'import', ...src.args], { stdio: [src.stdin ? 'pipe' : 'ignore', 'pipe', 'ignore'] })
     let stdout = ''
     child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()))
@@ -62,7 +63,7 @@ const importKilledAfter = (dir: string, src: (typeof SOURCES)[number], delayMs: 
     const timer = setTimeout(() => child.kill('SIGKILL'), delayMs)
     child.on('exit', (code, signal) => {
       clearTimeout(timer)
-      resolve({ code, signal, stdout })
+      resolve({ code, signal, stdout, ms: Date.now() - started })
     })
   })
 
@@ -127,24 +128,29 @@ const checkClean = (t: Test, dir: string, what: string): void => {
 t.test('SIGKILL at random moments of an import never shows a half image; prune and gc clean up', async (t) => {
   const dir = path.join(t.testdir({}), 'data')
   // How long a whole import takes here, so that kills land all through it.
-  const t0 = Date.now()
+  // The first import may run on a cold cache or beside a burst of other
+  // work; the span is the shortest whole import seen so far, from an empty
+  // store with nothing beside it, so a slow start does not leave later
+  // kills landing after the end.
   const whole = await importKilledAfter(dir, SOURCES[1]!, 600_000)
   t.equal(whole.code, 0, 'an import left alone succeeds')
-  const span = Math.max(200, Date.now() - t0)
-  t.comment(`seed ${seed}, ${trials} trials, an import takes about ${span} ms`)
+  let span = Math.max(200, whole.ms)
+  t.comment(`seed ${seed}, ${trials} trials, the first import took ${whole.ms} ms`)
   let killed = 0
   for (let i = 0; i < trials; i++) {
     // Mostly from an empty store, so that the kill lands in real work.
-    if (rng() < 0.75) {
+    const emptied = rng() < 0.75
+    if (emptied) {
       for (const l of checkWhole(t, dir, `trial ${i} before`)) podctl(dir, ['image', 'rm', '--force', l.digest])
       podctl(dir, ['image', 'prune'])
     }
     const src = SOURCES[Math.floor(rng() * SOURCES.length)]!
-    const delay = Math.floor(rng() * span * 1.2)
+    const delay = Math.floor(rng() * span)
     const second = rng() < 0.25 ? importKilledAfter(dir, SOURCES[Math.floor(rng() * SOURCES.length)]!, 600_000) : undefined
     const r = await importKilledAfter(dir, src, delay)
     if (r.signal === 'SIGKILL') killed++
     else t.equal(r.code, 0, `trial ${i}: an import that was not killed succeeded`)
+    if (r.signal !== 'SIGKILL' && emptied && second === undefined) span = Math.max(200, Math.min(span, r.ms))
     if (second !== undefined) t.equal((await second).code, 0, `trial ${i}: the concurrent import succeeded`)
     const listed = checkWhole(t, dir, `trial ${i} (${src.args[0]!.split(':')[0]} killed after ${delay} ms)`)
     if (r.signal !== 'SIGKILL') t.ok(listed.length > 0, `trial ${i}: the finished import is listed`)
@@ -155,7 +161,8 @@ t.test('SIGKILL at random moments of an import never shows a half image; prune a
       checkWhole(t, dir, `trial ${i} after ${cleaner.join(' ')}`)
     }
   }
-  t.ok(killed > trials / 3, `most trials were killed mid-way (${killed} of ${trials})`)
+  t.comment(`the shortest whole import took ${span} ms`)
+  t.ok(killed > trials / 3, `a third or more of the trials were killed mid-way (${killed} of ${trials})`)
   t.equal(podctl(dir, ['image', 'prune']).status, 0)
   checkClean(t, dir, 'at the end')
 })
