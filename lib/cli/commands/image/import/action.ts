@@ -2,6 +2,7 @@
  * What `podctl image import` and `image pull` do. A bundle of its own: the
  * tar reader is loaded by these two commands only.
  */
+import type { ImageSource } from '../../../../image/image-source.js'
 import { importImage, type ImportOptions, type ImportProgress } from '../../../../image/import.js'
 import { parsePlatform } from '../../../../image/oci.js'
 import { pullSource } from '../../../../image/pull.js'
@@ -27,10 +28,11 @@ const importOptions = (ctx: Context, opts: ImageImportOptions, progress: ReturnT
   onWarning: (m) => progress.io.err(`podctl: warning: ${m}\n`),
 })
 
-export const importAction = async (ctx: Context, dataDir: string, source: string, opts: ImageImportOptions): Promise<void> => {
+/** Imports from the source `sourceOf` makes of the checked options, its digest on stdout; both commands are this with another source. */
+const importFrom = async (ctx: Context, dataDir: string, opts: ImageImportOptions, sourceOf: (options: ImportOptions) => ImageSource): Promise<void> => {
   const progress = progressLine(ctx.io)
   const options = importOptions(ctx, opts, progress)
-  const src = parseSource(source)
+  const src = sourceOf(options)
   src.check?.() // before anything is written
   ensureDataDir(dataDir)
   try {
@@ -42,17 +44,7 @@ export const importAction = async (ctx: Context, dataDir: string, source: string
   }
 }
 
-export const pullAction = async (ctx: Context, dataDir: string, ref: string, opts: ImageImportOptions): Promise<void> => {
-  const progress = progressLine(ctx.io)
-  const options = importOptions(ctx, opts, progress)
-  const src = pullSource(ref, { quiet: !ctx.io.errIsTTY, ...(options.platform !== undefined ? { platform: options.platform } : {}) })
-  src.check?.()
-  ensureDataDir(dataDir)
-  try {
-    const r = await importImage(dataDir, src, options)
-    progress.finish()
-    ctx.io.out(`${r.digest}\n`)
-  } finally {
-    progress.finish()
-  }
-}
+export const importAction = (ctx: Context, dataDir: string, source: string, opts: ImageImportOptions): Promise<void> => importFrom(ctx, dataDir, opts, () => parseSource(source))
+
+export const pullAction = (ctx: Context, dataDir: string, ref: string, opts: ImageImportOptions): Promise<void> =>
+  importFrom(ctx, dataDir, opts, (options) => pullSource(ref, { quiet: !ctx.io.errIsTTY, ...(options.platform !== undefined ? { platform: options.platform } : {}) }))
