@@ -2,7 +2,7 @@
 import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
-import { STACK_RE, TIME_RE, whereIs } from '../helpers/common.js'
+import { STACK_RE, TIME_RE, manifest, whereIs } from '../helpers/common.js'
 import { exitedPod, podctl, podctlAsync, podShapeProblems, preparedPod } from '../helpers/cli-util.js'
 import { holdRunning } from '../helpers/pod-util.js'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
@@ -169,6 +169,30 @@ t.test('no such pod is exit 3', async (t) => {
   t.equal(podctl(none, ['status', uuid]).status, 3)
   t.equal(podctl(none, ['status', uuid.slice(0, 4)]).status, 3)
   t.equal(fs.existsSync(none), false)
+})
+
+t.test('a pod\'s name picks no pod, and the error lists the pods of that name', async (t) => {
+  const dir = t.testdir({})
+  const older = await exitedPod(dir, manifest({ name: 'web' }))
+  const newer = await preparedPod(dir, manifest({ name: 'web' }))
+  const other = await preparedPod(dir, manifest({ name: 'api' }))
+  for (const cmd of [['status'], ['stop'], ['logs'], ['cat-manifest'], ['rm']]) {
+    const r = podctl(dir, [...cmd, 'web'])
+    t.equal(r.status, 2, `${cmd[0]} web: exit 2, as for anything that is not a UUID`)
+    t.equal(r.stdout, '')
+    t.equal(r.stderr, `podctl: "web" is not a pod UUID or a prefix of one\nnames are not unique, so give a UUID; the 2 pods named web: ${newer.slice(0, 8)} (prepared), ${older.slice(0, 8)} (exited)\n`, `${cmd[0]} web: both pods of that name, newest first`)
+  }
+  t.ok(fs.existsSync(path.join(dir, 'pods', 'run', older)) && fs.existsSync(path.join(dir, 'pods', 'prepared', newer)), 'rm web removed nothing')
+  // A name made of hex digits is tried as a prefix first; when no UUID starts with it, exit 3 with the same list.
+  const hex = [...'0123456789abcdef'].find((c) => ![older, newer, other].some((u) => u.startsWith(c)))!
+  const cafe = await preparedPod(dir, manifest({ name: `${hex}cafe` }))
+  if (!cafe.startsWith(`${hex}cafe`)) {
+    const r = podctl(dir, ['status', `${hex}cafe`])
+    t.equal(r.status, 3)
+    t.equal(r.stderr, `podctl: no pod matches "${hex}cafe"\nnames are not unique, so give a UUID; the pod named ${hex}cafe: ${cafe.slice(0, 8)} (prepared)\n`)
+  }
+  // A name no pod has: the error as before, no list.
+  t.equal(podctl(dir, ['status', 'cache']).stderr, 'podctl: "cache" is not a pod UUID or a prefix of one\nUUIDs look like 8c3b1f0e-2a4d-4c4b-9a57-0d7c4b1e2f3a; see podctl list\n')
 })
 
 t.test('a malformed UUID is exit 2', async (t) => {

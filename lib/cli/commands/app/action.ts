@@ -1,7 +1,7 @@
 /** What the `podctl app` commands do: mutable pods and their apps. */
 import { PodctlError, shortId } from '../../../errors.js'
 import { API_VERSION, validateManifest } from '../../../pod/manifest.js'
-import { podFromUUIDString } from '../../../pod/pod.js'
+import { podFromArg } from '../../../pod/find.js'
 import { podView } from '../../../pod/view.js'
 import { addApp, removeApp, startApp, stopApp } from '../../../run/apps.js'
 import type { Context } from '../../context.js'
@@ -24,7 +24,7 @@ export const add = async (ctx: Context, dataDir: string, uuid: string, command: 
     throw new PodctlError('EUSAGE', `missing pod UUID: ${JSON.stringify(uuid)} is not one`, 'usage: podctl app add UUID --name NAME -- CMD [ARG...]')
   }
   const app = appFromCommand(opts.name, command, opts.env ?? [], opts.ephemeral === true)
-  await addApp(podFromUUIDString(dataDir, uuid), app)
+  await addApp(podFromArg(dataDir, uuid), app)
 }
 
 /** Runs `fn` with a status line on a terminal saying what it waits for. */
@@ -39,19 +39,19 @@ const waitingFor = async (ctx: Context, what: string, fn: () => Promise<void>): 
 }
 
 export const start = (ctx: Context, dataDir: string, uuid: string, name: string): Promise<void> => {
-  const pod = podFromUUIDString(dataDir, uuid)
+  const pod = podFromArg(dataDir, uuid)
   return waitingFor(ctx, `waiting for app ${name} of pod ${shortId(pod.uuid)} to start (at most 30s)`, () => startApp(pod, name))
 }
 
 export const stop = (ctx: Context, dataDir: string, uuid: string, name: string, opts: AppStopOptions): Promise<void> => {
-  const pod = podFromUUIDString(dataDir, uuid)
+  const pod = podFromArg(dataDir, uuid)
   return waitingFor(ctx, `stopping app ${name} of pod ${shortId(pod.uuid)}: SIGTERM, SIGKILL after ${Math.round(opts.timeout / 1000)}s`, () => stopApp(pod, name, opts.timeout))
 }
 
-export const rm = (_ctx: Context, dataDir: string, uuid: string, name: string): Promise<void> => removeApp(podFromUUIDString(dataDir, uuid), name)
+export const rm = (_ctx: Context, dataDir: string, uuid: string, name: string): Promise<void> => removeApp(podFromArg(dataDir, uuid), name)
 
 export const list = (ctx: Context, dataDir: string, uuid: string, opts: AppListOptions): void => {
-  const apps = podView(podFromUUIDString(dataDir, uuid)).apps
+  const apps = podView(podFromArg(dataDir, uuid)).apps
   if (isJson(opts.format)) {
     ctx.io.out(toJson(apps, opts.format))
     return
@@ -61,7 +61,7 @@ export const list = (ctx: Context, dataDir: string, uuid: string, opts: AppListO
 }
 
 export const status = (ctx: Context, dataDir: string, uuid: string, name: string, opts: AppStatusOptions): void => {
-  const v = podView(podFromUUIDString(dataDir, uuid))
+  const v = podView(podFromArg(dataDir, uuid))
   const a = v.apps.find((x) => x.name === name)
   if (!a) {
     const short = shortId(v.uuid)

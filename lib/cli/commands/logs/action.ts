@@ -1,7 +1,7 @@
 /** What `podctl logs` does. */
 import { parseNonNegativeDuration } from '../../../duration.js'
 import { PodctlError, shortId } from '../../../errors.js'
-import { podFromUUIDString } from '../../../pod/pod.js'
+import { podFromArg } from '../../../pod/find.js'
 import { followLogs, formatLine, logEnds, readAppLogLines, selectLines } from '../../../run/logs.js'
 import type { Context } from '../../context.js'
 import type { LogsOptions } from './options.js'
@@ -32,7 +32,7 @@ export const logs = async (ctx: Context, dataDir: string, uuid: string, opts: Lo
     tail = Number(opts.tail)
   }
   const since = opts.since === undefined ? undefined : parseSince(opts.since, Date.now())
-  const pod = podFromUUIDString(dataDir, uuid)
+  const pod = podFromArg(dataDir, uuid)
   let apps = pod.record().apps.map((a) => a.name)
   if (opts.app !== undefined) {
     if (!apps.includes(opts.app)) {

@@ -3,6 +3,7 @@ import { PodctlError, isPodctlError } from '../../../errors.js'
 import { dataDirExists } from '../../../pod/layout.js'
 import { removePod } from '../../../pod/gc.js'
 import { podFromUUIDString, type Pod } from '../../../pod/pod.js'
+import { podFromArg } from '../../../pod/find.js'
 import type { PodState } from '../../../pod/state.js'
 import { Include, listPods } from '../../../pod/walk.js'
 import { readUUIDFromFile } from '../../../pod/uuid.js'
@@ -55,7 +56,7 @@ export const rm = async (ctx: Context, dataDir: string, uuids: string[], opts: R
     { ...ctx, io: progress.io },
     pods,
     async (arg) => {
-      let pod = podFromUUIDString(dataDir, arg)
+      let pod = podFromArg(dataDir, arg)
       if (opts.force && pod.state === 'running') {
         await stopPod(pod, { force: true, timeoutMs: 0 })
         const again = reopen(dataDir, pod.uuid)

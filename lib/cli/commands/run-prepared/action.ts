@@ -1,6 +1,7 @@
 /** What `podctl run-prepared` does: a prepared pod, run in the foreground or detached (lib/cli/run-pod.ts). */
 import type { PodManifest } from '../../../pod/manifest.js'
-import { podFromUUIDString, type Pod } from '../../../pod/pod.js'
+import type { Pod } from '../../../pod/pod.js'
+import { podFromArg } from '../../../pod/find.js'
 import { runDetached } from '../../../run/detach.js'
 import { startPrepared } from '../../../run/start.js'
 import type { FleetRef } from '../../../storage/pod-claims.js'
@@ -18,7 +19,7 @@ const manifestOrUndefined = (pod: Pod): PodManifest | undefined => {
 
 /** podctl run-prepared: run a prepared pod. */
 export const runPrepared = async (ctx: Context, dataDir: string, uuid: string, opts: RunPreparedOptions, fleet?: FleetRef): Promise<void> => {
-  const pod = podFromUUIDString(dataDir, uuid)
+  const pod = podFromArg(dataDir, uuid)
   if (opts.detach) {
     ctx.io.out(`${await runDetached({ dataDir, uuid: pod.uuid, ...detachedClaims(opts), ...(fleet ? { fleet } : {}) })}\n`)
     return

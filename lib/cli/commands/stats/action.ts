@@ -2,7 +2,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { PodctlError, shortId } from '../../../errors.js'
 import { dataDirExists } from '../../../pod/layout.js'
-import { podFromUUIDString, type Pod } from '../../../pod/pod.js'
+import type { Pod } from '../../../pod/pod.js'
+import { podFromArg } from '../../../pod/find.js'
 import { waitReady } from '../../../pod/wait.js'
 import { Include, listPods } from '../../../pod/walk.js'
 import { sampleStats, type AppStats, type CpuMarks } from '../../../runtime/stats.js'
@@ -24,7 +25,7 @@ const row = (s: AppStats): string[] => [
 const podsOf = (dataDir: string, uuids: string[]): Pod[] => {
   if (uuids.length === 0) return dataDirExists(dataDir) ? listPods(dataDir, Include.run).filter((p) => p.state === 'running' && p.record().isolation === 'namespaces') : []
   return uuids.map((u) => {
-    const pod = podFromUUIDString(dataDir, u)
+    const pod = podFromArg(dataDir, u)
     const short = shortId(pod.uuid)
     if (pod.state !== 'running') throw new PodctlError('EBADSTATE', `pod ${short} is ${pod.state}; stats are of running pods`)
     if (pod.record().isolation !== 'namespaces') throw new PodctlError('EBADSTATE', `pod ${short} runs its apps as host processes: it has no cgroups to read`, 'only isolated pods have cgroups to read: podctl run --isolation namespaces (or --image), or "isolation": "namespaces" in a manifest')

@@ -1,7 +1,8 @@
 /** What `podctl status` does: wait if asked, then print one pod. */
 import { PodctlError, shortId } from '../../../errors.js'
 import { parseDuration, parseNonNegativeDuration } from '../../../duration.js'
-import { podFromUUIDString, type Pod } from '../../../pod/pod.js'
+import type { Pod } from '../../../pod/pod.js'
+import { podFromArg } from '../../../pod/find.js'
 import { reapOrphans } from '../../../pod/reap.js'
 import { podView } from '../../../pod/view.js'
 import { waitFinished, waitReady } from '../../../pod/wait.js'
@@ -60,7 +61,7 @@ export const status = async (ctx: Context, dataDir: string, uuidArg: string | un
   // Durations are checked before anything is touched.
   const readySignal = timeoutSignal(ready, '--wait-ready')
   const finishSignal = timeoutSignal(wait, '--wait')
-  const pod = podFromUUIDString(dataDir, uuid)
+  const pod = podFromArg(dataDir, uuid)
   const waiting = waitingLine(ctx.io)
   try {
     if (ready !== undefined) {

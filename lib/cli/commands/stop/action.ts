@@ -1,6 +1,6 @@
 /** What `podctl stop` does. */
 import { PodctlError } from '../../../errors.js'
-import { podFromUUIDString } from '../../../pod/pod.js'
+import { podFromArg } from '../../../pod/find.js'
 import { readUUIDFromFile } from '../../../pod/uuid.js'
 import { stopPod } from '../../../run/stop.js'
 import type { Context } from '../../context.js'
@@ -20,7 +20,7 @@ export const stop = async (ctx: Context, dataDir: string, uuids: string[], opts:
       { ...ctx, io: waiting.io },
       args,
       async (arg) => {
-        const pod = podFromUUIDString(dataDir, arg)
+        const pod = podFromArg(dataDir, arg)
         await stopPod(pod, { force: opts.force === true, timeoutMs: opts.timeout, onStep: waiting.set })
         return `${pod.uuid}\n`
       },

@@ -1,7 +1,7 @@
 /** What the `podctl volume` commands do: persistent volumes, and updates of files volumes. */
 import { PodctlError, shortId } from '../../../errors.js'
 import { ensureDataDir } from '../../../pod/layout.js'
-import { podFromUUIDString } from '../../../pod/pod.js'
+import { podFromArg } from '../../../pod/find.js'
 import { parseBytes } from '../../../bytes.js'
 import { ACCESS_MODE_NAMES } from '../../../storage/access-modes.js'
 import { pvView } from '../../../storage/local/pv-view.js'
@@ -59,7 +59,7 @@ export const update = (ctx: Context, dataDir: string, uuid: string, name: string
     throw new PodctlError('EUSAGE', 'no content given: use --from-file REL=PATH (repeatable) or --from-dir DIR', 'usage: podctl volume update UUID VOLUME --from-file REL=PATH... | --from-dir DIR')
   }
   const payload = payloadFromSources({ ...(opts.fromFile ? { fromFile: opts.fromFile } : {}), ...(opts.fromDir !== undefined ? { fromDir: opts.fromDir } : {}) })
-  const pod = podFromUUIDString(dataDir, uuid)
+  const pod = podFromArg(dataDir, uuid)
   const onWait = (pid: number | undefined): void =>
     ctx.io.err(`podctl: waiting for another operation on volume ${name} of pod ${shortId(pod.uuid)}${pid !== undefined ? ` (process ${pid})` : ''}\n`)
   const { changed } = updateFilesVolume(pod, name, payload, { wait: opts.wait, timeoutMs: opts.timeout, onWait })
