@@ -216,6 +216,7 @@ export const attach = async (dataDir: string, req: AttachRequest, env: NetworkEn
         }
       }),
     }
+    await releaseDeadPeers(dataDir, rec, env)
     // The ports are checked and claimed (the record written) at once: a second pod asking for one sees the first's claim.
     await withNetworksLock(dataDir, () => {
       const ports = rec.attachments.flatMap((a) => (a.capabilityArgs.portMappings ?? []) as PortMapping[])
@@ -283,6 +284,26 @@ const delRecord = async (dataDir: string, rec: PodNetworkRecord, env: NetworkEnv
   // The namespace first: a record without attachments still says it is to be removed.
   if (rec.ownNetns) await removePodNetns(rec.netns)
   removeRecord(dataDir, rec.uuid)
+}
+
+/**
+ * DEL for the pods whose supervisors died holding what `rec` asks for: a
+ * host port it publishes, or a name in the hosts files of a named network
+ * it joins. CONTRACT §14 has the next command that finds a dead pod run
+ * its DEL; a pod that wants its port or its peers' names is that command.
+ * The records are read only where they are read anyway (ports, names).
+ */
+const releaseDeadPeers = async (dataDir: string, rec: PodNetworkRecord, env: NetworkEnv): Promise<void> => {
+  const ports = rec.attachments.flatMap((a) => (a.capabilityArgs.portMappings ?? []) as PortMapping[])
+  const named = namedNetworks(rec)
+  if (ports.length === 0 && named.length === 0) return
+  const inTheWay = (other: PodNetworkRecord): boolean =>
+    other.attachments.some((a) => named.includes(a.network) || ((a.capabilityArgs.portMappings ?? []) as PortMapping[]).some((t) => ports.some((p) => clashes(p, normalizePort(t)))))
+  for (const other of allRecords(dataDir)) {
+    if (other.uuid === rec.uuid || !inTheWay(other) || isLocked(dataDir, other.uuid)) continue
+    // What cannot be deleted now stays for gc; the port check then names the pod.
+    await detach(dataDir, other.uuid, env).catch(() => {})
+  }
 }
 
 /**

@@ -37,7 +37,7 @@ export interface PodView {
   isolation: 'host' | 'namespaces'
   /** host, none, or the (first) network the pod joins. */
   network: string
-  /** CONTRACT §14: where the pod is attached, as the runtime recorded it; null before that, and for host and none. */
+  /** CONTRACT §14: where the pod is attached, as the runtime recorded it; null before that, for host and none, and once it is not running. */
   networks: NetworkAttachment[] | null
   /** The OCI runtime of an isolated pod; null for host processes. */
   runtime: string | null
@@ -70,7 +70,10 @@ export const podView = (pod: Pod): PodView => {
     mutable: r.mutable,
     isolation: r.isolation,
     network: r.network,
-    networks: r.networks ?? null,
+    // A pod that is not running is attached to nothing: its supervisor, had
+    // it died, left its addresses in the record, and gc or the next command
+    // that finds it frees them without touching the record.
+    networks: live ? (r.networks ?? null) : null,
     runtime: r.runtime,
     exit_code: r.exit_code,
     labels: r.labels,
@@ -144,8 +147,8 @@ const spliceState = (pod: Pod, b: Buffer): Buffer[] | undefined => {
   // "apps" is the last field of a record without private fields.
   if (!s.startsWith(']}', end - 2) || !keysInOrder(s)) return undefined
   const state = pod.state
-  // An app recorded as running in a pod that is not: podView says "unknown".
-  if (state !== 'running' && s.includes('"state":"running"')) return undefined
+  // An app recorded as running, or networks, in a pod that is not running: podView says "unknown" and null.
+  if (state !== 'running' && (s.includes('"state":"running"') || !s.includes('"networks":null'))) return undefined
   // A name is null or a string of [a-z0-9-]: the first comma ends it.
   const comma = s.indexOf(',', NAME_END)
   if (comma < 0) return undefined

@@ -15,9 +15,10 @@ import { PodctlError } from '../errors.js'
 import { attach, detach, gcNetworks, type NetworkGcResult } from '../network/attach.js'
 import type { ResolvOptions } from '../network/etc-files.js'
 import { normalizePort } from '../network/ports.js'
-import { networkEnv, recordsDir } from '../network/layout.js'
+import { networkEnv, recordFile, recordsDir } from '../network/layout.js'
 import { findNetwork } from '../network/networks.js'
 import type { Attachment, HostEntry } from '../network/records.js'
+import { isLocked } from '../pod/locks.js'
 import type { PodManifest } from '../pod/manifest.js'
 import { DEFAULT_NETWORK, podNetworks } from '../pod/manifest.js'
 import { POD_FILES_DIR } from './pod-files.js'
@@ -104,11 +105,13 @@ export const joinNetworks = async (m: PodManifest, input: JoinInput): Promise<Po
 export const checkPodNetworks = async (dataDir: string, m: PodManifest): Promise<void> => {
   const names = podNetworks(m)
   if (names.length === 0) return
+  const env = networkEnv()
   if (process.geteuid?.() !== 0) {
+    // A network there is none of is exit 3 whoever asks; one that exists is out of a rootless pod's reach.
+    for (const name of names) if (name !== DEFAULT_NETWORK) await findNetwork(dataDir, name, env)
     rootlessNetworkProblem(names)
     return
   }
-  const env = networkEnv()
   for (const name of names) await findNetwork(dataDir, name, env)
 }
 
@@ -118,6 +121,16 @@ const rootlessNetworkProblem = (names: readonly string[]): void => {
     throw new PodctlError('EFAILED', `a pod run by a user that is not root joins "${DEFAULT_NETWORK}" (a user-mode network) or none, not ${names.map((n) => JSON.stringify(n)).join(', ')}`, `run it as root, or with --network ${DEFAULT_NETWORK}`)
   }
   userNetworkProgram()
+}
+
+/**
+ * DEL for one pod whose supervisor is gone and left its networks recorded
+ * (a SIGKILL): what stop runs, as the next command that finds the dead
+ * pod (CONTRACT §14). Nothing for a pod that is alive or has no record.
+ */
+export const releasePodNetworks = async (dataDir: string, uuid: string): Promise<void> => {
+  if (!fs.existsSync(recordFile(dataDir, uuid)) || isLocked(dataDir, uuid)) return
+  await detach(dataDir, uuid, networkEnv())
 }
 
 /**

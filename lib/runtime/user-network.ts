@@ -19,7 +19,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { PodctlError, shortId } from '../errors.js'
 import { hostnameFile, hostsFile, hostHosts, resolvConf, writeEtcFiles, type ResolvOptions } from '../network/etc-files.js'
-import { describeHostPort, normalizePort, type PortMapping } from '../network/ports.js'
+import { describeHostPort, normalizePort, portHolder, type PortMapping } from '../network/ports.js'
 import type { Attachment, HostEntry } from '../network/records.js'
 import { DEFAULT_NETWORK } from '../pod/manifest.js'
 import { findProgram } from '../proc/executable.js'
@@ -104,6 +104,32 @@ export const userNetworkProgram = (): string => {
   return program
 }
 
+/** The lowest port a user that is not root may bind (the kernel's default: 1024). */
+const unprivilegedPortStart = (): number => {
+  try {
+    const n = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'utf8').trim())
+    return Number.isSafeInteger(n) ? n : 1024
+  } catch {
+    return 1024
+  }
+}
+
+/**
+ * Why slirp4netns could not bind a host port, in the words of a root
+ * pod's: a port below the unprivileged start is root's (EFAILED, as
+ * rootless podman refuses it); a port held names its holder (EBADSTATE,
+ * exit 4); else what slirp4netns said.
+ */
+const hostPortRefused = (p: PortMapping, said: string): PodctlError => {
+  const start = unprivilegedPortStart()
+  if (p.hostPort < start) {
+    return new PodctlError('EFAILED', `host port ${describeHostPort(p)} cannot be published by a user that is not root: ports below ${start} are root's (net.ipv4.ip_unprivileged_port_start)`, `publish a port of ${start} or above, or let users bind it: sysctl -w net.ipv4.ip_unprivileged_port_start=${p.hostPort}`)
+  }
+  const holder = portHolder(p, [])
+  if (holder !== undefined) return new PodctlError('EBADSTATE', `host port ${describeHostPort(p)} is taken: ${holder} holds it`, 'publish another host port, or stop what holds it')
+  return new PodctlError('EBADSTATE', `host port ${describeHostPort(p)} cannot be published: ${said}`, 'choose another host port, or stop what holds it')
+}
+
 /**
  * Attaches slirp4netns to the pod's namespace, forwards its ports and
  * writes its /etc files. EFAILED when slirp4netns is missing or cannot
@@ -141,7 +167,7 @@ export const joinUserNetwork = async (input: UserNetworkInput): Promise<UserNetw
   try {
     for (const p of input.ports.map(normalizePort)) {
       const r = await apiCall(socket, { execute: 'add_hostfwd', arguments: { proto: p.protocol, host_addr: p.hostIP === '' ? '0.0.0.0' : p.hostIP, host_port: p.hostPort, guest_port: p.containerPort } })
-      if (r.error !== undefined) throw new PodctlError('EBADSTATE', `host port ${describeHostPort(p)} cannot be published: ${r.error.desc ?? 'slirp4netns refused it'}`, 'choose another host port, or stop what holds it')
+      if (r.error !== undefined) throw hostPortRefused(p, r.error.desc ?? 'slirp4netns refused it')
     }
     writeEtcFiles(input.etcDir, {
       hosts: hostsFile({ hostname: input.hostname, addresses: [SLIRP_POD_IP], names: [...input.names], addHosts: input.addHosts, hostAddress: SLIRP_GATEWAY, base: hostHosts() }),

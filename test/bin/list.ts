@@ -223,12 +223,15 @@ t.test('JSON objects have exactly the keys and types of CONTRACT ยง5', async (t)
   t.match(pretty.stdout, /^\[\n {2}\{\n {4}"uuid"/)
 })
 
-t.test('NETWORKS and "networks": where the runtime attached each pod (CONTRACT ยง14)', async (t) => {
+t.test('NETWORKS and "networks": where the runtime attached each running pod (CONTRACT ยง14); nothing for a pod that is not running', async (t) => {
   const dir = t.testdir({})
-  const one = await exitedPod(dir, manifest({ name: 'one' }))
-  const two = await exitedPod(dir, manifest({ name: 'two' }))
+  const one = await preparedPod(dir, manifest({ name: 'one' }))
+  const two = await preparedPod(dir, manifest({ name: 'two' }))
   const none = await preparedPod(dir, manifest({ name: 'none' }))
-  const old = await exitedPod(dir, manifest({ name: 'old' }))
+  const old = await preparedPod(dir, manifest({ name: 'old' }))
+  await holdRunning(t, dir, one, two, old)
+  // A supervisor SIGKILLed leaves its attachments in the record; its addresses are freed by the next gc.
+  const killed = await exitedPod(dir, manifest({ name: 'killed' }))
   const atts: Record<string, NetworkAttachment[]> = {
     [one]: [{ name: 'bridge', ip: '10.90.0.5', ip6: null, iface: 'eth0', mac: '0a:58:0a:5a:00:05' }],
     [two]: [
@@ -237,6 +240,7 @@ t.test('NETWORKS and "networks": where the runtime attached each pod (CONTRACT ย
     ],
   }
   for (const [uuid, networks] of Object.entries(atts)) attachInRecord(dir, uuid, networks)
+  attachInRecord(dir, killed, [{ name: 'bridge', ip: '10.90.0.8', ip6: null, iface: 'eth0', mac: null }])
   // A record written before pods had networks has no such field.
   const oldFile = path.join(podFromUUIDString(dir, old).path, 'pod.json')
   fs.writeFileSync(oldFile, fs.readFileSync(oldFile, 'utf8').replace('"networks":null,', ''))
@@ -246,11 +250,11 @@ t.test('NETWORKS and "networks": where the runtime attached each pod (CONTRACT ย
   t.equal(table.status, 0, table.stderr)
   t.match(table.stdout, /^UUID +NAME +APPS +STATE +CREATED +STARTED +NETWORKS\n/, 'the last column, as rkt\'s')
   const rows = Object.fromEntries(parseTable(table.stdout).map((r) => [r.NAME, r.NETWORKS]))
-  t.strictSame(rows, { one: 'bridge:ip4=10.90.0.5', two: 'bridge:ip4=10.90.0.6,ip6=fd90::6, front:ip6=fd91::7', none: '-', old: '-' }, "rkt's name:ip4=ADDRESS, several joined by commas, - when none")
+  t.strictSame(rows, { one: 'bridge:ip4=10.90.0.5', two: 'bridge:ip4=10.90.0.6,ip6=fd90::6, front:ip6=fd91::7', none: '-', old: '-', killed: '-' }, "rkt's name:ip4=ADDRESS, several joined by commas, - when none")
   // The fast JSON (records copied), and the parsed one (--sort name): the same networks.
-  for (const args of [[], ['--sort', 'name'], ['--filter', 'name=one,name=two,name=none,name=old']]) {
+  for (const args of [[], ['--sort', 'name'], ['--filter', 'name=one,name=two,name=none,name=old,name=killed']]) {
     const pods = listJson(t, dir, args) as unknown as (PodJson & { networks: unknown })[]
-    t.strictSame(Object.fromEntries(pods.map((p) => [p.uuid, p.networks])), { [one]: atts[one], [two]: atts[two], [none]: null, [old]: null }, `list --format json ${args.join(' ')}: each pod's networks, null when it has none`)
+    t.strictSame(Object.fromEntries(pods.map((p) => [p.uuid, p.networks])), { [one]: atts[one], [two]: atts[two], [none]: null, [old]: null, [killed]: null }, `list --format json ${args.join(' ')}: each pod's networks, null when it has none`)
     for (const p of pods) t.strictSame(podShapeProblems(p), [], `${p.name}: the JSON's shape`)
   }
 })

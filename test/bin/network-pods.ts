@@ -190,6 +190,44 @@ t.test('a published port is answered at the host\'s own address; a taken host po
   t.equal(got.get('name-lookup'), 'none', 'the name does not resolve there')
 })
 
+t.test('a pod whose supervisor was SIGKILLed: attached to nothing in list and status; its port and its name go to the next pod that wants them, and stop runs its DEL', { skip: host === undefined ? 'the host has no default route' : false }, async (t) => {
+  const dir = podsDataDir(t)
+  t.equal(podctl(dir, ['network', 'create', 'np-dead']).status, 0, 'network create np-dead')
+  const port = freeHostPort()
+  const supervisorOf = (uuid: string): number => JSON.parse(podctl(dir, ['status', uuid, '--format', 'json']).stdout).pid
+  const networksOf = (uuid: string): unknown => JSON.parse(podctl(dir, ['status', uuid, '--format', 'json']).stdout).networks
+  const killed = async (uuid: string): Promise<void> => {
+    await ipOf(dir, uuid)
+    process.kill(supervisorOf(uuid), 'SIGKILL')
+    await pollUntil(`pod ${uuid} to read exited`, () => (JSON.parse(podctl(dir, ['status', uuid, '--format', 'json']).stdout).state === 'exited' ? true : undefined), { polls: 100, intervalMs: 50 })
+  }
+  const dead = detached(t, dir, isolated('np-dead1', [server('np-srv', 'hi-dead')], { network: 'np-dead', ports: [{ hostPort: port, containerPort: 8080 }] }))
+  await killed(dead)
+  t.same(records(dir), [dead], 'the dead pod is still recorded (nothing has freed it yet)')
+  t.equal(networksOf(dead), null, 'status: a pod that is not running is attached to nothing')
+  const listed = JSON.parse(podctl(dir, ['list', '--format', 'json']).stdout).find((p: { uuid: string }) => p.uuid === dead)
+  t.equal(listed?.networks, null, 'list --format json: the same')
+  t.match(podctl(dir, ['list', '--full']).stdout, new RegExp(`^${dead}\\s.*\\s-$`, 'm'), 'list: NETWORKS is -')
+
+  // The next pod that publishes its port runs the dead pod's DEL and takes it.
+  const next = detached(t, dir, isolated('np-dead2', [server('np-srv2', 'hi-next')], { network: 'np-dead', ports: [{ hostPort: port, containerPort: 8080 }] }))
+  t.ok(next !== '', 'a pod asking for the dead pod\'s host port starts')
+  t.same(records(dir), [next], "the dead pod's record went with its DEL")
+  t.same(ipamHolders(dir).map((h) => h.id), [next], 'its address is free')
+  t.equal(await pollUntil(`127.0.0.1:${port} to answer`, async () => ((await fetchText('127.0.0.1', port)) === 'hi-next' ? 'hi-next' : undefined), { polls: 100, intervalMs: 100 }).catch(() => fetchText('127.0.0.1', port)), 'hi-next', 'the port reaches the new pod, not the dead one')
+  const hosts = run(dir, ['run'], isolated('np-dead3', [prober('np-p', 'n dead np-dead1\nn next np-dead2')], { network: 'np-dead' }))
+  t.same([probed(hosts.stdout).get('dead'), probed(hosts.stdout).get('next')?.split(/\s+/)[1]], ['none', 'np-dead2'], "its peers no longer know the dead pod's name", { stdout: hosts.stdout, stderr: hosts.stderr })
+
+  // stop finds a dead pod: it runs its DEL.
+  await killed(next)
+  t.same(records(dir), [next], 'killed: still recorded')
+  const st = podctl(dir, ['stop', next])
+  t.equal(st.status, 0, st.stderr)
+  t.same(records(dir), [], 'stop of the dead pod ran its DEL: no record')
+  t.same(ipamHolders(dir), [], 'no address held')
+  t.same(ruleLines(`--dports ${port}`), [], 'no portmap rule')
+})
+
 t.test('boundaries: the host\'s loopback, two networks, --internal', async (t) => {
   const dir = podsDataDir(t)
   for (const args of [['np-one'], ['np-two'], ['np-int', '--internal']]) {
@@ -255,4 +293,15 @@ t.test('rootless: bridge through slirp4netns', async (t) => {
   t.match(got.get('self'), /^10\.0\.2\.100\s+np-rl-cli\b/, 'and resolves its own name to it')
   t.match(got.get('loopback'), UNREACHED, "a service the host binds on 127.0.0.1 is not reached at the pod's 127.0.0.1")
   t.match(got.get('gateway'), UNREACHED, 'nor through slirp4netns\'s gateway (--disable-host-loopback)')
+
+  // What a rootless pod cannot have, said as a root pod's would be.
+  const taken = run(dir, ['run', '--detach'], isolated('np-rl-taken', [sleeper('np-x')], { ports: [{ hostPort: port, containerPort: 8080 }] }), who.opts)
+  t.equal(taken.status, 4, 'a host port another rootless pod publishes: exit 4')
+  t.match(taken.stderr, new RegExp(`host port ${port}/tcp is taken: process \\d+ \\(slirp4netns\\) holds it`), 'naming what holds it')
+  const low = run(dir, ['run', '--detach'], isolated('np-rl-low', [sleeper('np-x')], { ports: [{ hostPort: 80, containerPort: 8080 }] }), who.opts)
+  t.equal(low.status, 1, 'a port below ip_unprivileged_port_start: exit 1')
+  t.match(low.stderr, /host port 80\/tcp cannot be published by a user that is not root: ports below \d+ are root's/, 'saying why, not that something holds it')
+  const nosuch = run(dir, ['run'], isolated('np-rl-nosuch', [sleeper('np-x')], { network: 'np-nosuch' }), who.opts)
+  t.equal(nosuch.status, 3, 'a network there is none of: exit 3, as for root')
+  t.match(nosuch.stderr, /no such network: "np-nosuch"/)
 })

@@ -1,7 +1,7 @@
 // The JSON shape of a pod (CONTRACT §5, lib/pod/view.ts).
 import t from 'tap'
 import { podView } from '../../lib/pod/view.js'
-import { podFromUUIDString } from '../../lib/pod/pod.js'
+import { Pod, podFromUUIDString } from '../../lib/pod/pod.js'
 import { preparePod } from '../../lib/pod/prepare.js'
 import { readRecord, writeRecord } from '../../lib/pod/record.js'
 import type { PodManifest } from '../../lib/pod/manifest.js'
@@ -68,7 +68,6 @@ t.test('a pod without pod.json still has every field', async (t) => {
 t.test('podViewJsonBytes gives the JSON of podView, for any record and state', async (t) => {
   const fc = (await import('fast-check')).default
   const { podViewJsonBytes } = await import('../../lib/pod/view.js')
-  const { Pod } = await import('../../lib/pod/pod.js')
   const dir = dataDir(t)
   const uuid = mkPod(dir, 'run')
   const podDir = `${dir}/pods/run/${uuid}`
@@ -100,7 +99,7 @@ t.test('podViewJsonBytes gives the JSON of podView, for any record and state', a
     runtime: fc.option(fc.constantFrom('runc', 'crun')),
     exit_code: num,
     // Values that look like the markers the splice relies on.
-    labels: fc.dictionary(fc.oneof(text, fc.constantFrom('private', 'state', 'created_at')), fc.oneof(text, fc.constantFrom('"state":"running"', ']}', '"private":{}'))),
+    labels: fc.dictionary(fc.oneof(text, fc.constantFrom('private', 'state', 'created_at')), fc.oneof(text, fc.constantFrom('"state":"running"', ']}', '"private":{}', '"networks":null'))),
     annotations: fc.dictionary(text, text),
     apps: fc.array(app, { maxLength: 3 }),
     ready_at: fc.option(time, { nil: undefined }),
@@ -119,24 +118,32 @@ t.test('podViewJsonBytes gives the JSON of podView, for any record and state', a
   t.pass('500 random records: the same JSON, in the same order')
 })
 
-t.test('networks in the JSON: the record\'s attachments, null before; a record without the field is not copied', async (t) => {
+t.test("networks in the JSON: a running pod's attachments; null before, and once it is not running whatever its record says (a killed supervisor's); a record without the field is not copied", async (t) => {
   const { podViewJsonBytes } = await import('../../lib/pod/view.js')
   const dir = dataDir(t)
-  const pod = await preparePod(dir, manifest() as PodManifest, { sync: false })
+  const uuid = '7a1c5e0e-8f7e-4b53-9d6a-2b8f1f0c9d11'
+  const podDir = `${dir}/pods/run/${uuid}`
+  const { mkdirSync, readFileSync, writeFileSync } = await import('node:fs')
+  mkdirSync(podDir, { recursive: true })
+  const prepared = await preparePod(dir, manifest() as PodManifest, { sync: false })
   const atts = [{ name: 'bridge', ip: '10.90.0.5', ip6: null, iface: 'eth0', mac: '0a:58:0a:5a:00:05' }]
-  writeRecord(pod.path, { ...readRecord(pod.path)!, networks: atts })
-  t.strictSame(podView(podFromUUIDString(dir, pod.uuid)).networks, atts)
-  const p = podFromUUIDString(dir, pod.uuid)
-  const fast = podViewJsonBytes(p, p.recordBytes())
+  writeRecord(podDir, { ...readRecord(prepared.path)!, uuid, networks: atts })
+  t.strictSame(podView(new Pod(dir, uuid, 'run', true)).networks, atts, 'running: the attachments')
+  const running = new Pod(dir, uuid, 'run', true)
+  const fast = podViewJsonBytes(running, running.recordBytes())
   t.equal(fast.length, 3, 'copied')
   t.strictSame(JSON.parse(Buffer.concat(fast).toString('utf8')).networks, atts)
+  t.equal(podView(new Pod(dir, uuid, 'run', false)).networks, null, 'exited (its supervisor killed): attached to nothing')
+  const exited = new Pod(dir, uuid, 'run', false)
+  const parsed = podViewJsonBytes(exited, exited.recordBytes())
+  t.equal(parsed.length, 1, 'parsed, so that networks is null')
+  t.equal(JSON.parse(Buffer.concat(parsed).toString('utf8')).networks, null)
   // As a pod prepared before pods had networks left its record.
-  const { readFileSync, writeFileSync } = await import('node:fs')
-  const file = `${pod.path}/pod.json`
+  const file = `${podDir}/pod.json`
   writeFileSync(file, readFileSync(file, 'utf8').replace(/"networks":\[.*?\],/, ''))
   t.notMatch(readFileSync(file, 'utf8'), /networks/)
-  t.equal(podView(podFromUUIDString(dir, pod.uuid)).networks, null)
-  const old = podFromUUIDString(dir, pod.uuid)
+  t.equal(podView(new Pod(dir, uuid, 'run', true)).networks, null)
+  const old = new Pod(dir, uuid, 'run', true)
   const bytes = podViewJsonBytes(old, old.recordBytes())
   t.equal(bytes.length, 1, 'parsed, so that networks is there')
   t.strictSame(Object.keys(JSON.parse(Buffer.concat(bytes).toString('utf8'))), KEYS)

@@ -3,6 +3,7 @@ import { PodctlError } from '../../../errors.js'
 import { podFromArg } from '../../../pod/find.js'
 import { readUUIDFromFile } from '../../../pod/uuid.js'
 import { stopPod } from '../../../run/stop.js'
+import { releasePodNetworks } from '../../../runtime/pod-network.js'
 import type { Context } from '../../context.js'
 import { waitingLine } from '../../output.js'
 import { forEachArgument } from '../../report-error.js'
@@ -22,6 +23,8 @@ export const stop = async (ctx: Context, dataDir: string, uuids: string[], opts:
       async (arg) => {
         const pod = podFromArg(dataDir, arg)
         await stopPod(pod, { force: opts.force === true, timeoutMs: opts.timeout, onStep: waiting.set })
+        // A supervisor that was killed left its networks: stop is the next command to find the pod.
+        await releasePodNetworks(dataDir, pod.uuid)
         return `${pod.uuid}\n`
       },
       { concurrent: true },
