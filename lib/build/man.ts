@@ -86,7 +86,8 @@ const roffLiteral = (s: string): string =>
 
 const code: RendererExtension = {
   name: 'code',
-  renderer: (token) => ['.sp', '.RS 2', '.nf', ...(token as Tokens.Code).text.split('\n').flatMap(fold).map(roffLiteral), '.fi', '.RE', ''].join('\n'),
+  // A request starts a line: in a list's tight item the text before it ends without one.
+  renderer: (token) => ['', '.sp', '.RS 2', '.nf', ...(token as Tokens.Code).text.split('\n').flatMap(fold).map(roffLiteral), '.fi', '.RE', ''].join('\n'),
 }
 
 /**
@@ -133,17 +134,28 @@ const link: RendererExtension = {
   },
 }
 
+/** How many lists the renderer is inside of. */
+let listDepth = 0
+
 /** A list, numbered or not, its items' lines filled as one paragraph each. */
 const list: RendererExtension = {
   name: 'list',
   renderer(this: { parser: { parse(tokens: Tokens.Generic[], top?: boolean): string } }, token) {
     const l = token as Tokens.List
     const start = typeof l.start === 'number' ? l.start : 1
-    const items = l.items.map((item, i) => {
-      const body = this.parser.parse(item.tokens, false).trim().replace(/^\.P\n/, '').replace(/\n\.P\n/g, '\n.IP\n')
-      return `${l.ordered ? `.IP ${start + i}. 4` : '.IP \\(bu 2'}\n${body}`
-    })
-    return `.RS 0\n${items.join('\n')}\n.RE\n.P\n`
+    const nested = listDepth > 0
+    listDepth++
+    let items: string[]
+    try {
+      items = l.items.map((item, i) => {
+        const body = this.parser.parse(item.tokens, false).trim().replace(/^\.P\n/, '').replace(/\n\.P\n/g, '\n.IP\n')
+        return `${l.ordered ? `.IP ${start + i}. 4` : '.IP \\(bu 2'}\n${body}`
+      })
+    } finally {
+      listDepth--
+    }
+    // A list in an item goes in by the item's indent (.RS alone), and its end gives the item's text its indent back.
+    return nested ? `\n.RS\n${items.join('\n')}\n.RE\n` : `\n.RS 0\n${items.join('\n')}\n.RE\n.P\n`
   },
 }
 

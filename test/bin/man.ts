@@ -53,6 +53,8 @@ t.test('every page reads at 80 columns', { skip: spawnSync('man', ['--version'])
       t.equal(r.status, 0, `${page} at ${width}: man exits 0`)
       t.notMatch(r.stderr, /can't break line|cannot break line/, `${page} at ${width}: troff broke every line`)
       t.strictSame(r.stdout.match(/&(?:[a-z][a-z0-9]*|#\d+|#x[0-9a-f]+);/gi) ?? [], [], `${page} at ${width}: no HTML entity`)
+      // A request glued to the end of a text line is printed as text (".RS 0", ".sp").
+      t.strictSame(r.stdout.match(/\S\.(?:RS|RE|sp|IP|TP|br|nf|fi)\b.*/g) ?? [], [], `${page} at ${width}: no roff request shown as text`)
       const wide = r.stdout.split('\n').filter((line) => [...line].length > width)
       t.strictSame(wide, [], `${page} at ${width}: no line over ${width} columns`)
     }
