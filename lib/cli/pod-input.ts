@@ -21,8 +21,11 @@ export const appNameFor = (cmd: string): string => {
   return NAME_RE.test(base) ? base : 'app'
 }
 
-/** An app name from an image name: "registry.example/team/web:1.2" → "web". */
-const appNameForImage = (image: string): string => (image.startsWith('sha256:') ? 'app' : appNameFor(image.replace(/@.*$/, '').replace(/:[^/]*$/, '')))
+/** A digest as --image takes it: sha256:HEX, or 12 to 64 of its hex digits. */
+const DIGEST_RE = /^(sha256:[0-9a-f]+|[0-9a-f]{12,64})$/
+
+/** An app name from an image name: "registry.example/team/web:1.2" → "web"; "app" for a digest, which names nothing. */
+const appNameForImage = (image: string): string => (DIGEST_RE.test(image) ? 'app' : appNameFor(image.replace(/@.*$/, '').replace(/:[^/]*$/, '')))
 
 /**
  * --entrypoint as podman reads it: a JSON array of strings is the program
@@ -184,6 +187,8 @@ const FLAG_OF: readonly (readonly [RegExp, string])[] = [
   [/^apps\[0\]\.env\b/, '--env'],
   [/^apps\[0\]\.(user|group)\b/, '--user'],
   [/^apps\[0\]\.workingDirectory\b/, '--workdir'],
+  [/^apps\[0\]\.tty\b/, '-t'],
+  [/^apps\[0\]\.stdin\b/, '-i'],
   [/^(apps\[0\]\.mounts|volumes)\b/, '--volume'],
   [/^apps\[0\](\.exec\b|$)/, 'command after --'],
 ]

@@ -544,6 +544,9 @@ const checkNetworkFields = (c: Checker, value: Obj): void => {
  * seccomp, a private user namespace) asked of a pod of host processes:
  * each such field is named, with the isolation it needs.
  */
+/** A terminal is the OCI runtime's console: podctl hands it to runc, which has none to give a host process. */
+const TTY_NEEDS = 'needs "isolation": "namespaces" (an app\'s terminal is the OCI runtime\'s console)'
+
 const containerOnlyProblems = (c: Checker, value: Obj): void => {
   const needs = 'needs "isolation": "namespaces" (host processes have no cgroups, capabilities or seccomp of their own)'
   if (value.resources !== undefined) c.add('resources', needs)
@@ -553,7 +556,7 @@ const containerOnlyProblems = (c: Checker, value: Obj): void => {
   if (!Array.isArray(value.apps)) return
   value.apps.forEach((a: unknown, i) => {
     if (!isObj(a)) return
-    for (const f of CONTAINER_APP_FIELDS) if (a[f] !== undefined) c.add(join(join('apps', i), f), needs)
+    for (const f of CONTAINER_APP_FIELDS) if (a[f] !== undefined) c.add(join(join('apps', i), f), f === 'tty' ? TTY_NEEDS : needs)
   })
 }
 

@@ -114,6 +114,12 @@ t.test("the image ID podman shows (the config's digest) names the image, whole o
   for (const text of [img.config, img.config.slice(7), img.config.slice(7, 19), `sha256:${img.config.slice(7, 21)}`, img.digest, img.digest.slice(7, 19)]) {
     t.equal(digestOf(t, dir, text), img.digest, text)
   }
+  // A digest names no app: the app is "app", however many of its digits are given.
+  for (const text of [img.digest.slice(7, 19), img.digest.slice(7), img.digest]) {
+    const uuid = ok(t, dir, ['prepare', '--image', text, '--', 'true']).trim()
+    t.equal(JSON.parse(ok(t, dir, ['status', uuid, '--format', 'json'])).apps[0].name, 'app', `--image ${text}: the app is named app`)
+    ok(t, dir, ['rm', uuid])
+  }
   ok(t, dir, ['image', 'tag', img.config.slice(7, 19), 'id:2'])
   t.match(ok(t, dir, ['image', 'rm', img.config.slice(7, 19)]), /untagged id:1\nuntagged id:2\ndeleted sha256:/, 'rm by its ID')
 })

@@ -112,6 +112,7 @@ t.test('flag errors name the flag and what it takes, and point at the command\'s
   refused(t, host, /^podctl: --memory and --cpus need --isolation namespaces \(host processes have no cgroups, capabilities or seccomp of their own\)\nadd --isolation namespaces, or run an image \(--image\)\n$/, 'limits of a host pod')
   refused(t, podctl(dir, ['run', '--hostname', 'web', '--', 'true']), /^podctl: --hostname needs --isolation namespaces \(host processes have the host's hostname\)\n/, 'the hostname of a host pod')
   refused(t, podctl(dir, ['run', '--network', 'none', '--', 'true']), /^podctl: --network none needs --isolation namespaces/, '--network none of a host pod')
+  refused(t, podctl(dir, ['prepare', '-t', '--', 'true']), /^podctl: -t needs --isolation namespaces \(an app's terminal is the OCI runtime's console\)\nadd --isolation namespaces, or run an image/, 'a terminal for a host pod, in the flag\'s words')
   refused(t, podctl(dir, ['run', '-w', 'tmp', '--', 'true']), /^podctl: invalid --workdir: "tmp" must be an absolute path\n/, 'a relative --workdir')
   refused(t, podctl(dir, ['run', '--', './build.sh']), /^podctl: invalid command after --: "\.\/build\.sh" must be an absolute path or a name to look up on PATH\ngive an absolute path or a program on PATH\n$/, 'a relative program')
   t.equal(fs.existsSync(path.join(dir, 'pods')), false, 'nothing was made')
