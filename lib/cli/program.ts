@@ -54,13 +54,14 @@ export const buildProgram = (ctx: Context): Command => {
     // takes the global ones after it too (addGlobalOptions).
     .enablePositionalOptions()
     // Every command's --help lists --dir and --debug too, but not the
-    // program's -v, --version, which is not a command's.
+    // program's -v, --version, which is not a command's, nor a parent
+    // command's own options (controller's --workers are not status's).
     .configureHelp({
       showGlobalOptions: true,
       visibleGlobalOptions: (cmd: Command) => {
-        const options = []
-        for (let a = cmd.parent; a; a = a.parent) options.push(...a.options.filter((o) => !o.hidden && o.long !== '--version'))
-        return options
+        let root = cmd
+        while (root.parent) root = root.parent
+        return root.options.filter((o) => !o.hidden && o.long !== '--version')
       },
     })
     // `help [command...]` is a command of ours (below): commander's own

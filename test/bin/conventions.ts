@@ -168,6 +168,11 @@ t.test('every command\'s --help lists the global options and its short forms', a
     t.equal(r.status, 0, `${cmd} --help`)
     for (const f of [...flags, '--dir <path>', '--debug']) t.ok(r.stdout.includes(f), `${cmd} --help lists ${f}`)
   }
+  // A parent's own options are not its subcommand's: status takes no --workers (commander would say "unknown option").
+  const status = podctl(undefined, ['controller', 'status', '--help'])
+  t.equal(status.status, 0)
+  for (const f of ['--dir <path>', '--format']) t.ok(status.stdout.includes(f), `controller status --help lists ${f}`)
+  for (const f of ['--workers', '--lease-duration', '--once']) t.notOk(status.stdout.includes(f), `controller status --help does not list controller's ${f}`)
 })
 
 t.test('colour for states in list and status: on a terminal, with FORCE_COLOR; never with NO_COLOR or into a pipe', async (t) => {
