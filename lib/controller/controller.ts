@@ -4,6 +4,7 @@
  * leader works through the binder the commands use inline, so exactly-once
  * rests on the claim and volume locks, not on who runs.
  */
+import { setMaxListeners } from 'node:events'
 import type { LeaderElection } from '../election/election.js'
 import { fileElection } from '../election/file.js'
 import { isPodctlError } from '../errors.js'
@@ -93,6 +94,8 @@ export class ProvisionController {
   #gcRunning = false
   /** The try to take or renew the lead in flight, if any. */
   #electing: Promise<boolean> | undefined
+  /** Set once run() winds down: no new try for the lead. */
+  #stopping = false
   readonly #store: ClaimStore
   readonly #election: LeaderElection
   /** Aborted when a stop has waited long enough for the items in hand: their provisioner calls are killed. */
@@ -101,6 +104,8 @@ export class ProvisionController {
   /** `name`: serve only the classes of this provisioner, through `provisioner` if given; null for both: every class (the CLI). */
   constructor(dataDir: string, name: string | null, provisioner: Provisioner | null, options: ControllerOptions = {}) {
     this.#dataDir = dataDir
+    // Each item in hand listens to it: as many as there are workers.
+    setMaxListeners(0, this.#inFlight.signal)
     this.#store = options.store ?? new LocalStore(dataDir, options.identity)
     this.identity = options.identity ?? this.#store.identity
     this.#opts = {
@@ -166,6 +171,7 @@ export class ProvisionController {
       if (this.#opts.gcInterval > 0) timers.push(setInterval(() => (this.#leading || this.#gcOnEveryNode) && void this.#gc(), this.#opts.gcInterval))
       await this.#work(signal, false)
     } finally {
+      this.#stopping = true
       for (const t of timers) clearInterval(t)
       for (const stop of stops) stop()
       // A try in flight may be about to take the lead, a standby's first one too: give up what it takes.
@@ -191,6 +197,8 @@ export class ProvisionController {
    * store's lease began no later.
    */
   #elect(): Promise<boolean> {
+    // A stopping controller tries no more: its own release empties the lead (a vacancy its watch may still report) as it closes the store.
+    if (this.#stopping && this.#electing === undefined) return Promise.resolve(this.#leading)
     // One try at a time: a slow store must not stack up tries behind the timer.
     this.#electing ??= this.#electOnce().finally(() => (this.#electing = undefined))
     return this.#electing

@@ -1,5 +1,6 @@
 /** What `podctl controller` and `podctl controller status` do. */
 import { execFile } from 'node:child_process'
+import { setMaxListeners } from 'node:events'
 import type { Cluster } from '../../../cluster/client.js'
 import { ProvisionController, type GcRunner } from '../../../controller/controller.js'
 import { leaseLive, readLease, type Lease } from '../../../election/file.js'
@@ -90,6 +91,8 @@ export const runController = async (ctx: Context, dataDir: string, opts: Control
   const log = logger(ctx, opts)
   const metrics = opts.metricsAddress === undefined ? undefined : (await import('../../../controller/metrics.js')).newMetrics()
   const stop = new AbortController()
+  // Every worker, watch and timer of the controller waits on it (with --workers 4 and a fleet, over Node's warning at 10).
+  setMaxListeners(0, stop.signal)
   let stopAt: number | undefined
   let publisher: { stop: () => Promise<void> } | undefined
   let stopping: Promise<unknown> | undefined
