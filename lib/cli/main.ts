@@ -5,6 +5,7 @@
  */
 import { CommanderError } from 'commander'
 import type { Context } from './context.js'
+import { keepInspectorClosed } from '../proc/inspector.js'
 import { processIo, type Io } from './output.js'
 import { buildProgram } from './program.js'
 import { reportError, reportUsageError } from './report-error.js'
@@ -13,6 +14,7 @@ import { reportError, reportUsageError } from './report-error.js'
 export const main = async (argv: string[], io: Io = processIo()): Promise<number> => {
   // process.hrtime, not performance.now(): the global performance loads perf_hooks.
   const started = process.hrtime.bigint()
+  keepInspectorClosed()
   const ctx: Context = { io, state: { exitCode: 0, debug: false } }
   try {
     await buildProgram(ctx).parseAsync(argv, { from: 'user' })

@@ -6,11 +6,14 @@
 import net from 'node:net'
 import { PodctlError, isPodctlError } from '../errors.js'
 import type { PodManifest } from '../pod/manifest.js'
+import { keepInspectorClosed } from '../proc/inspector.js'
 import { podFromUUIDString, type Pod } from '../pod/pod.js'
 import type { DetachJob, DetachReply } from './detach.js'
 import { startNewPod } from './new-pod.js'
 import { startPrepared } from './start.js'
 import { Supervisor } from './supervisor.js'
+
+keepInspectorClosed()
 
 const chan = new net.Socket({ fd: 3, readable: true, writable: true })
 

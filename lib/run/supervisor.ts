@@ -156,6 +156,11 @@ export class Supervisor {
     for (const w of this.#stopWaiters.splice(0)) w()
   }
 
+  /** Passes a signal on to every running app, and nothing more. */
+  #pass(signal: NodeJS.Signals): void {
+    for (const { proc } of this.#running.values()) proc.signal(signal)
+  }
+
   /** Runs the pod to its end and returns its exit code; releases the lock. */
   async run(): Promise<number> {
     const stopForwarding = this.#forwardSignals()
@@ -191,10 +196,18 @@ export class Supervisor {
     }
   }
 
-  /** Forwards SIGINT, SIGTERM and SIGHUP to the apps until the returned function is called (unless told not to). */
+  /**
+   * Forwards signals to the apps until the returned function is called
+   * (unless told not to), as podman's --sig-proxy does: SIGINT, SIGTERM and
+   * SIGHUP end the pod (no app starts after them); SIGQUIT, SIGUSR1 and
+   * SIGUSR2 are only passed on, for the apps to do with as they do.
+   */
   #forwardSignals(): () => void {
     if (this.#opts.forwardSignals === false) return () => {}
-    const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => [s, () => this.signal(s)] as const)
+    const handlers = [
+      ...(['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => [s, () => this.signal(s)] as const),
+      ...(['SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const).map((s) => [s, () => this.#pass(s)] as const),
+    ]
     for (const [s, h] of handlers) process.on(s, h)
     return () => {
       for (const [s, h] of handlers) process.off(s, h)

@@ -221,6 +221,21 @@ t.test('SIGINT and SIGTERM to a foreground run reach the app; podctl exits with 
   }
 })
 
+t.test('SIGUSR1, SIGUSR2 and SIGQUIT to a foreground run are passed on to the app (as podman\'s --sig-proxy); SIGUSR1 opens no Node inspector', async (t) => {
+  const dir = dataDir(t)
+  const run = startPodctl(t, dir, ['run', '--', 'sh', '-c', 'trap "echo got USR1" USR1; trap "echo got USR2" USR2; trap "echo got QUIT; exit 7" QUIT; echo ready; while :; do sleep 0.05; done'])
+  await run.line(/^ready$/)
+  run.child.kill('SIGUSR1')
+  await run.line(/^got USR1$/)
+  run.child.kill('SIGUSR2')
+  await run.line(/^got USR2$/)
+  run.child.kill('SIGQUIT')
+  const r = await run.done
+  t.equal(r.status, 7, "podctl lived through all three, and exits with the app's code")
+  t.equal(r.stdout, 'ready\ngot USR1\ngot USR2\ngot QUIT\n', 'the app saw each, in order')
+  t.notMatch(r.stderr, /Debugger listening/, 'no inspector: it would run any local user\'s code as podctl\'s user')
+})
+
 t.test('run --detach: prints the UUID, the pod runs, the supervisor has no terminal', async (t) => {
   const dir = dataDir(t)
   const go = path.join(dir, 'go')
