@@ -90,6 +90,16 @@ export class Dir {
     fs.mkdirSync(this.at(name), { mode })
   }
 
+  /** Sets the mode of the directory `name` (through a descriptor of it: never a link's target). */
+  chmodDir(name: string, mode: number): void {
+    const d = this.openDir(name)
+    try {
+      fs.fchmodSync(d.fd, mode)
+    } finally {
+      d.close()
+    }
+  }
+
   symlink(target: string, name: string): void {
     fs.symlinkSync(target, this.at(name))
   }

@@ -139,7 +139,9 @@ export const gatherAppFacts = (input: AppFactsInput): { app: AppFacts; files: Bi
   const nested = (b: Bind): boolean => volumes.some((o) => o !== b && b.target.startsWith(`${o.target}/`))
   const readOnly = app.readOnlyRootFilesystem === true
   const targets: MountTarget[] = [
-    ...[...SYSTEM_TARGETS, ...(readOnly ? ['/tmp', '/run', '/var/tmp'] : [])].map((p) => ({ path: p, kind: 'dir' as const })),
+    ...SYSTEM_TARGETS.map((p) => ({ path: p, kind: 'dir' as const })),
+    // The tmpfs of a read-only root takes its directory's mode (runc's tmpcopyup): one the image lacks is everyone's, as podman's are.
+    ...(readOnly ? ['/tmp', '/run', '/var/tmp'] : []).map((p) => ({ path: p, kind: 'dir' as const, mode: 0o1777 })),
     ...volumes.filter((b) => !nested(b)).map((b) => ({ path: b.target, kind: isFile(b.source) ? ('file' as const) : ('dir' as const) })),
     ...files.map((b) => ({ path: b.target, kind: 'file' as const })),
   ]

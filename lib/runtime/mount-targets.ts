@@ -29,6 +29,8 @@ export interface MountTarget {
   path: string
   /** What is made there. */
   kind: 'dir' | 'file'
+  /** The mode of a directory podctl makes there (the umask's 0755 if absent); one the image has keeps its own. */
+  mode?: number
 }
 
 /** Who owns what is made (the root of a pod with ids of its own). */
@@ -53,7 +55,7 @@ interface View {
   lstat(at: readonly string[]): fs.Stats | undefined
   readlink(at: readonly string[]): string
   /** Makes `at` (whose parent is a directory) a directory, replacing what else is there; `owner` in the place of the view's. */
-  makeDir(at: readonly string[], owner?: TargetOwner): void
+  makeDir(at: readonly string[], owner?: TargetOwner, mode?: number): void
   /** Makes `at` a regular file, replacing a link, a special file or an empty directory. */
   makeFile(at: readonly string[]): void
   /** The text of the regular file `at`, at most `max` bytes; undefined if it is not one. */
@@ -78,7 +80,7 @@ const inDir = <T>(root: string, dirs: readonly string[], make: ((d: Dir, name: s
   }
 }
 
-const replaceWithDir = (d: Dir, name: string, owner: TargetOwner | undefined): void => {
+const replaceWithDir = (d: Dir, name: string, owner: TargetOwner | undefined, mode?: number): void => {
   const st = d.lstat(name)
   if (st?.isDirectory()) return
   if (st !== undefined) d.unlink(name)
@@ -87,6 +89,8 @@ const replaceWithDir = (d: Dir, name: string, owner: TargetOwner | undefined): v
   } catch (er) {
     throw errnoCode(er) === 'EEXIST' ? new TargetProblem('changed while podctl made it') : er
   }
+  // Set after mkdir: the umask would take a sticky 1777's write bits.
+  if (mode !== undefined) d.chmodDir(name, mode)
   if (owner) d.lchown(name, owner.uid, owner.gid)
 }
 
@@ -135,7 +139,7 @@ const writeIn = (d: Dir, name: string, text: string): void => {
 export const rootView = (root: string, owner?: TargetOwner): View => ({
   lstat: (at) => (at.length === 0 ? fs.lstatSync(root) : inDir(root, split(at)[0], undefined, (d) => d.lstat(split(at)[1]))),
   readlink: (at) => inDir(root, split(at)[0], undefined, (d) => d.readlink(split(at)[1])),
-  makeDir: (at, own) => inDir(root, split(at)[0], undefined, (d) => replaceWithDir(d, split(at)[1], own ?? owner)),
+  makeDir: (at, own, mode) => inDir(root, split(at)[0], undefined, (d) => replaceWithDir(d, split(at)[1], own ?? owner, mode)),
   makeFile: (at) => inDir(root, split(at)[0], undefined, (d) => replaceWithFile(d, split(at)[1], owner)),
   readText: (at, max) => inDir(root, split(at)[0], undefined, (d) => readIn(d, split(at)[1], max)),
   writeText: (at, text) =>
@@ -176,7 +180,7 @@ export const layeredView = (upper: string, lower: string): View => {
       return l === undefined ? undefined : look(l, at)
     },
     readlink: (at) => inDir(layerOf(at)!, split(at)[0], undefined, (d) => d.readlink(split(at)[1])),
-    makeDir: (at) => inDir(upper, split(at)[0], makeParents, (d) => replaceWithDir(d, split(at)[1], undefined)),
+    makeDir: (at, _owner, mode) => inDir(upper, split(at)[0], makeParents, (d) => replaceWithDir(d, split(at)[1], undefined, mode)),
     makeFile: (at) => inDir(upper, split(at)[0], makeParents, (d) => replaceWithFile(d, split(at)[1], undefined)),
     readText: (at, max) => {
       const l = layerOf(at)
@@ -230,7 +234,7 @@ const walk = (view: View, target: string, make: boolean, owner?: TargetOwner): s
 /** Makes `target` real in `view`; returns it resolved. */
 const claim = (view: View, target: MountTarget): string => {
   const at = walk(view, target.path, true)!
-  if (target.kind === 'dir') view.makeDir(at)
+  if (target.kind === 'dir') view.makeDir(at, undefined, target.mode)
   else view.makeFile(at)
   return `/${at.join('/')}`
 }

@@ -127,6 +127,11 @@ t.test('readOnlyRootFilesystem: /run, /tmp and /var/tmp writable tmpfs, the imag
   const r = podctl(dir, ['run', '--manifest', file])
   // podman --read-only printed these lines
   t.equal(r.stdout, "the image's own /tmp\n/run writable\n/tmp writable\n/var/tmp writable\n/etc read-only\n", '--read-only-tmpfs as podman mounts it', { stderr: r.stderr })
+  // A user that is not root: the tmpfs of a directory the image lacks is everyone's (1777), as podman's are.
+  const user = manifest('ro-user', { apps: [{ name: 'ro', image: 'compat/facts', user: '1000', group: '1000', workingDirectory: '/', readOnlyRootFilesystem: true, exec: ['sh', '-c', 'for d in /run /var/tmp; do touch $d/x 2>/dev/null && echo $d writable $(stat -c %a $d) || echo $d read-only $(stat -c %a $d); done'] }] })
+  const u = podctl(dir, ['run', '--manifest', user])
+  // podman --read-only -u 1000 printed these lines
+  t.equal(u.stdout, '/run writable 1777\n/var/tmp writable 1777\n', 'writable by a user that is not root', { stderr: u.stderr })
 })
 
 t.test('a working directory the image lacks, named by the app: it cannot start', async (t) => {
