@@ -116,3 +116,13 @@ export const effectiveCapabilities = (
   }
   return CAPABILITIES.filter((c) => set.has(c) && bounding.has(c)).map((c) => `CAP_${c}`)
 }
+
+/**
+ * Of an app's capabilities (effectiveCapabilities' answer), those its
+ * `add` names (every one for ALL): what podman gives a user that is not
+ * root, ambient so that they outlive its execve.
+ */
+export const addedCapabilities = (add: readonly string[] | undefined, capabilities: readonly string[]): string[] => {
+  const named = new Set((add ?? []).map((n) => capabilityName(n)).filter((n) => n !== undefined))
+  return named.has('ALL') ? [...capabilities] : capabilities.filter((c) => named.has(c.slice('CAP_'.length) as Capability))
+}

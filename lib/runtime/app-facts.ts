@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { App, PodManifest } from '../pod/manifest.js'
 import type { Pod } from '../pod/pod.js'
-import { effectiveCapabilities } from '../proc/capabilities.js'
+import { addedCapabilities, effectiveCapabilities } from '../proc/capabilities.js'
 import { tearDownAppRoot } from '../image/app-root.js'
 import type { Render } from '../image/render.js'
 import { isolatedVolumePath } from '../volume/layout.js'
@@ -110,6 +110,7 @@ export const gatherAppFacts = (input: AppFactsInput): { app: AppFacts; files: Bi
     args: app.exec,
     env: app.env ?? {},
     capabilities,
+    addedCapabilities: addedCapabilities(app.capabilities?.add, capabilities),
     seccomp: seccompOf(app, capabilities),
     privileged,
     readOnlyRootFilesystem: app.readOnlyRootFilesystem === true,

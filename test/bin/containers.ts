@@ -90,6 +90,21 @@ t.test('capabilities: add NET_ADMIN and drop CHOWN change CapEff; chown fails wi
   t.equal(r.status, 1, "the pod's exit code is the failed chown's")
 })
 
+t.test('capabilities of a user that is not root: what the manifest adds, effective and ambient (podman --cap-add -u); nothing else', { skip }, async (t) => {
+  const dir = dataDir(t)
+  const caps = 'grep -E "^Cap(Eff|Prm|Amb|Bnd):" /proc/self/status'
+  const r = runManifest(t, dir, isolatedManifest([
+    { name: 'bind', user: 'nobody', capabilities: { add: ['NET_BIND_SERVICE'] }, exec: ['sh', '-c', caps] },
+    { name: 'plain', user: 'nobody', exec: ['sh', '-c', caps] },
+  ]))
+  t.equal(r.status, 0, r.stderr)
+  const bind = procStatus(linesOf(r.stdout, 'bind'))
+  for (const k of ['CapEff', 'CapPrm', 'CapAmb']) t.strictSame(capsOfMask(bind.get(k)!), ['NET_BIND_SERVICE'], `added: ${k} holds it`)
+  t.strictSame(capsOfMask(bind.get('CapBnd')!).sort(), [...PODMAN_DEFAULT, 'NET_BIND_SERVICE'].filter((c, i, a) => a.indexOf(c) === i).sort(), 'the bounding set is the whole set')
+  const plain = procStatus(linesOf(r.stdout, 'plain'))
+  for (const k of ['CapEff', 'CapPrm', 'CapAmb']) t.equal(plain.get(k), '0000000000000000', `nothing added: ${k} empty`)
+})
+
 t.test('unknown capability names, and bad settings, are exit 2 at prepare', async (t) => {
   const base = t.testdir({})
   const dir = path.join(base, 'data')

@@ -32,6 +32,7 @@ const app = (over: Partial<AppFacts> = {}): AppFacts => ({
   root: { kind: 'pod', appDir: APP_DIR, cwd: '/run/podctl/apps/main' },
   user: { uid: 0, gid: 0, additionalGids: [], home: '/root' },
   capabilities: ['CAP_CHOWN', 'CAP_KILL'],
+  addedCapabilities: [],
   seccomp: { defaultAction: 'SCMP_ACT_ERRNO', syscalls: [{ names: ['read'], action: 'SCMP_ACT_ALLOW' }] },
   privileged: false,
   readOnlyRootFilesystem: false,
@@ -111,7 +112,10 @@ t.test('appConfig: the process, its capabilities, seccomp and mounts', async (t)
   t.ok(c.process.env.includes('PODCTL_APP_ROOT=/run/podctl/apps/main'), 'PODCTL_APP_ROOT at a path of the pod\'s')
   t.ok(c.process.env.includes('HOME=/') && c.process.env.includes('TERM=xterm') && c.process.env.includes('container=podctl') && c.process.env.includes('HOSTNAME=web'), "podman's defaults: HOME from the user, TERM, container, HOSTNAME")
   t.equal(c.process.cwd, '/run/podctl/apps/main')
-  t.strictSame(c.process.capabilities, { bounding: ['CAP_CHOWN', 'CAP_KILL'], effective: ['CAP_CHOWN', 'CAP_KILL'], permitted: ['CAP_CHOWN', 'CAP_KILL'], inheritable: [], ambient: [] }, 'bounding, effective and permitted: its set; nothing inherited')
+  t.strictSame(c.process.capabilities, { bounding: ['CAP_CHOWN', 'CAP_KILL'], effective: [], permitted: [], inheritable: [], ambient: [] }, 'a user that is not root: its set bounds it, and it holds none (it would lose them at execve)')
+  t.strictSame(spec(pod(), app()).process.capabilities, { bounding: ['CAP_CHOWN', 'CAP_KILL'], effective: ['CAP_CHOWN', 'CAP_KILL'], permitted: ['CAP_CHOWN', 'CAP_KILL'], inheritable: [], ambient: [] }, 'root: bounding, effective and permitted: its set; nothing inherited')
+  const added = app({ user: { uid: 1000, gid: 1000, additionalGids: [], home: '/' }, capabilities: ['CAP_CHOWN', 'CAP_NET_BIND_SERVICE'], addedCapabilities: ['CAP_NET_BIND_SERVICE'] })
+  t.strictSame(spec(pod(), added).process.capabilities, { bounding: ['CAP_CHOWN', 'CAP_NET_BIND_SERVICE'], effective: ['CAP_NET_BIND_SERVICE'], permitted: ['CAP_NET_BIND_SERVICE'], inheritable: ['CAP_NET_BIND_SERVICE'], ambient: ['CAP_NET_BIND_SERVICE'] }, "a user that is not root: what the manifest adds, ambient too, as podman's --cap-add")
   t.equal(c.process.noNewPrivileges, true)
   t.equal(c.process.terminal, false)
   t.strictSame(c.linux.seccomp, a.seccomp)

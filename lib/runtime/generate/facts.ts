@@ -84,6 +84,8 @@ export interface AppFacts {
   root: AppRootFacts
   user: ProcessUser
   capabilities: readonly string[]
+  /** Those of `capabilities` the manifest adds: a user that is not root has these alone, ambient (podman's rule). */
+  addedCapabilities: readonly string[]
   /** Undefined: no filter (unconfined, privileged). */
   seccomp?: Seccomp
   privileged: boolean

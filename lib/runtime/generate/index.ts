@@ -14,7 +14,7 @@ import { DEV_TMPFS, bindMount, byDepth, systemMounts, writableMounts } from './m
 import { appNamespaces, idMappings, infraNamespaces } from './namespaces.js'
 import { appResourcesOf, infraCgroup, linuxResources } from './resources.js'
 import { appDirMounts, appRootInContainer, rootMounts, rootOf } from './root.js'
-import { MASKED_PATHS, READONLY_PATHS, capabilitySet, securityOf } from './security.js'
+import { MASKED_PATHS, READONLY_PATHS, appCapabilities, capabilitySet, securityOf } from './security.js'
 
 /**
  * The infra's config: catatonit, paused, as pid 1 of the pod, in a root
@@ -62,7 +62,7 @@ export const appSpec = (pod: PodFacts, app: AppFacts, infraPid: number, files: r
     args: [...app.args],
     env: envLines(appEnvironment(pod, app, appRootInContainer(app))),
     cwd: app.root.cwd,
-    capabilities: capabilitySet(app.capabilities),
+    capabilities: appCapabilities(app),
     noNewPrivileges: !app.privileged,
   },
   root: rootOf(pod, app),
