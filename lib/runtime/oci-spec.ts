@@ -81,6 +81,8 @@ export interface Linux {
   maskedPaths?: string[]
   readonlyPaths?: string[]
   seccomp?: Seccomp
+  /** Namespaced sysctls the runtime writes before it makes /proc/sys read-only. */
+  sysctl?: Record<string, string>
 }
 
 export interface DeviceRule {

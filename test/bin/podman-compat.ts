@@ -134,6 +134,12 @@ t.test('readOnlyRootFilesystem: /run, /tmp and /var/tmp writable tmpfs, the imag
   t.equal(u.stdout, '/run writable 1777\n/var/tmp writable 1777\n', 'writable by a user that is not root', { stderr: u.stderr })
 })
 
+t.test("a pod's own network lets root's group ping (ping_group_range 0 0, containers.conf's default)", async (t) => {
+  const r = podctl(dir, ['run', '--network', 'none', '--image', 'compat/facts', '--', 'cat', '/proc/sys/net/ipv4/ping_group_range'])
+  // podman run --network none: 0	0
+  t.equal(r.stdout, '0\t0\n', 'as podman sets it', { stderr: r.stderr })
+})
+
 t.test('a working directory the image lacks, named by the app: it cannot start', async (t) => {
   const file = manifest('wd', { apps: [{ name: 'wd', image: 'compat/facts', workingDirectory: '/home/foobar', exec: ['pwd'] }] })
   const r = podctl(dir, ['run', '--manifest', file])

@@ -46,6 +46,8 @@ export const infraSpec = (pod: PodFacts, limits: ResourceLimits | undefined): Sp
     ...(pod.cgroups ? { cgroupsPath: infraCgroup(pod.uuid, pod.unified), resources: linuxResources(pod.unified ? undefined : limits, pod.privilegedApps) } : {}),
     maskedPaths: [...MASKED_PATHS],
     readonlyPaths: [...READONLY_PATHS],
+    // As containers.conf's default_sysctls: root's group may open ICMP echo sockets (ping without CAP_NET_RAW, which podman's defaults lack).
+    ...(pod.network !== 'host' ? { sysctl: { 'net.ipv4.ping_group_range': '0 0' } } : {}),
   },
 })
 
