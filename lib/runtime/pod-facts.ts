@@ -4,6 +4,7 @@
  * limits, the host's directories its root binds, its root made.
  */
 import fs from 'node:fs'
+import os from 'node:os'
 import { PodctlError, shortId } from '../errors.js'
 import { cpuCores, memoryBytes, networkOf, type PodManifest, type Resources } from '../pod/manifest.js'
 import { canMakeCgroups, cgroupLayout } from '../proc/cgroups.js'
@@ -74,7 +75,8 @@ export const podFacts = (m: PodManifest, input: PodFactsInput): PodFacts => {
   const cgroups = mayMakeCgroups()
   return {
     uuid: input.uuid,
-    hostname: m.hostname ?? m.name ?? shortId(input.uuid),
+    // On the host's network, the host's name, as podman gives it (a pod's own name would resolve to nothing there).
+    hostname: m.hostname ?? (networkOf(m) === 'host' ? os.hostname() : (m.name ?? shortId(input.uuid))),
     rootfs: input.podRoot,
     infraRoot: input.infraRoot,
     network: networkOf(m) === 'host' ? 'host' : networkOf(m) === 'none' ? 'none' : 'joined',

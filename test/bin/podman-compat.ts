@@ -140,6 +140,15 @@ t.test("a pod's own network lets root's group ping (ping_group_range 0 0, contai
   t.equal(r.stdout, '0\t0\n', 'as podman sets it', { stderr: r.stderr })
 })
 
+t.test("on the host's network the pod has the host's hostname, its name notwithstanding; --hostname still names it", async (t) => {
+  const { hostname } = await import('node:os')
+  const r = podctl(dir, ['run', '--network', 'host', '--name', 'compat-hostnet', '--image', 'compat/facts', '--', 'cat', '/etc/hostname'])
+  // podman run --network host --name webx: the host's name
+  t.equal(r.stdout, hostname(), "the host's", { stderr: r.stderr })
+  const named = podctl(dir, ['run', '--network', 'host', '--hostname', 'given', '--image', 'compat/facts', '--', 'cat', '/etc/hostname'])
+  t.equal(named.stdout, 'given', 'the one --hostname gives', { stderr: named.stderr })
+})
+
 t.test('a working directory the image lacks, named by the app: it cannot start', async (t) => {
   const file = manifest('wd', { apps: [{ name: 'wd', image: 'compat/facts', workingDirectory: '/home/foobar', exec: ['pwd'] }] })
   const r = podctl(dir, ['run', '--manifest', file])
