@@ -159,6 +159,9 @@ export const provisionersDirOption = (): Option =>
 /** Collects a repeatable option's values. */
 export const collect = (value: string, previous: string[] = []): string[] => [...previous, value]
 
+/** A repeatable flag whose values may be lists too (podman's --cap-add NET_ADMIN,SYS_TIME). */
+export const collectList = (value: string, previous: string[] = []): string[] => [...previous, ...value.split(',').filter((v) => v !== '')]
+
 const durationOptions = new WeakSet<Option>()
 
 /**
@@ -236,6 +239,11 @@ export interface PodInputOptions {
   /** The app reads podctl's standard input (-i), runs on its terminal (-t): in a foreground run. */
   interactive?: boolean
   tty?: boolean
+  /** podman's --read-only: the app's root is read-only (readOnlyRootFilesystem). */
+  readOnly?: boolean
+  /** podman's --cap-add and --cap-drop: capability names, each flag repeatable and comma-separated. */
+  capAdd?: string[]
+  capDrop?: string[]
 }
 
 /**
@@ -333,7 +341,10 @@ export const addPodInputOptions = (cmd: Command): Command => {
     .option('--rm', 'remove the pod once it has exited')
     .addOption(new Option('--http-proxy [bool]', 'false: the caller\'s http_proxy, https_proxy, ftp_proxy and no_proxy do not pass to the apps').argParser(parse.httpProxy))
     .option('--uuid-file-save <file>', 'also write the pod UUID to this file')
-    .option('--user <user[:group]>', 'with -- CMD or --image: run the app as this user (and group), by name or number (root only)')
+    .option('-u, --user <user[:group]>', 'with -- CMD or --image: run the app as this user (and group), by name or number (root only)')
+    .option('--read-only', 'with -- CMD and --isolation namespaces, or --image: the app\'s root is read-only (/tmp, /run and /var/tmp are tmpfs)')
+    .option('--cap-add <cap>', 'with -- CMD and --isolation namespaces, or --image: add capabilities to the defaults (NET_ADMIN, or ALL; repeatable, comma-separated)', collectList)
+    .option('--cap-drop <cap>', 'with -- CMD and --isolation namespaces, or --image: drop capabilities from the defaults (CHOWN, or ALL; repeatable, comma-separated)', collectList)
     .addOption(new Option('--isolation <isolation>', 'with -- CMD: "host" (host processes) or "namespaces" (the pod\'s own Linux namespaces)').choices(['host', 'namespaces']))
     .addOption(new Option('--network <network>', 'with -- CMD and --isolation namespaces, or --image: "bridge" (the default), a network\'s NAME, several joined by ",", "host" or "none" (loopback only)').argParser(parse.network))
     .addOption(new Option('-p, --publish <[ip:]hostPort:port[/proto]>', 'publish a port of the pod on the host (repeatable; tcp unless /udp; ranges 8000-8009:80-89)').argParser(parse.publish))

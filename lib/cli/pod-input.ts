@@ -188,6 +188,9 @@ const FLAG_OF: readonly (readonly [RegExp, string])[] = [
   [/^apps\[0\]\.(user|group)\b/, '--user'],
   [/^apps\[0\]\.workingDirectory\b/, '--workdir'],
   [/^apps\[0\]\.tty\b/, '-t'],
+  [/^apps\[0\]\.readOnlyRootFilesystem\b/, '--read-only'],
+  [/^apps\[0\]\.capabilities\.add\b/, '--cap-add'],
+  [/^apps\[0\]\.capabilities\.drop\b/, '--cap-drop'],
   [/^apps\[0\]\.stdin\b/, '-i'],
   [/^(apps\[0\]\.mounts|volumes)\b/, '--volume'],
   [/^apps\[0\](\.exec\b|$)/, 'command after --'],
@@ -196,6 +199,9 @@ const FLAG_OF: readonly (readonly [RegExp, string])[] = [
 /** The flags that make the pod's "resources", as given. */
 const resourceFlags = (opts: PodInputOptions): string[] =>
   [opts.memory !== undefined && '--memory', opts.cpus !== undefined && '--cpus', opts.pidsLimit !== undefined && '--pids-limit'].filter((f): f is string => f !== false)
+
+/** The flags that make the app's "capabilities", as given. */
+const capabilityFlags = (opts: PodInputOptions): string[] => [opts.capAdd !== undefined && '--cap-add', opts.capDrop !== undefined && '--cap-drop'].filter((f): f is string => f !== false)
 
 /**
  * The problems of a manifest that flags made, said in the flags' words:
@@ -206,7 +212,7 @@ const resourceFlags = (opts: PodInputOptions): string[] =>
 const flagProblemsError = (problems: ManifestProblem[], opts: PodInputOptions, command: string): PodctlError => {
   let hint = flagHint(command)
   const said = problems.map((p, i) => {
-    const limits = p.path === 'resources' ? resourceFlags(opts) : []
+    const limits = p.path === 'resources' ? resourceFlags(opts) : p.path === 'apps[0].capabilities' ? capabilityFlags(opts) : []
     const flag = limits.length > 0 ? limits.join(', ').replace(/, ([^,]*)$/, ' and $1') : (FLAG_OF.find(([re]) => re.test(p.path))?.[1] ?? p.path)
     const needs = /needs "isolation": "namespaces"/.test(p.problem)
     const ownNetwork = /^needs a network of the pod's own/.test(p.problem)
@@ -242,6 +248,9 @@ const MANIFEST_SAYS = [
   ['workdir', 'workdir', 'each app its "workingDirectory"'],
   ['interactive', 'interactive', 'each app its "stdin"'],
   ['tty', 'tty', 'each app its "tty"'],
+  ['readOnly', 'read-only', 'each app its "readOnlyRootFilesystem"'],
+  ['capAdd', 'cap-add', 'each app its "capabilities": {"add": […]}'],
+  ['capDrop', 'cap-drop', 'each app its "capabilities": {"drop": […]}'],
   ['volume', 'volume', 'the pod its "volumes" and each app its "mounts"'],
 ] as const
 
@@ -278,6 +287,8 @@ export const manifestFromInputs = (opts: PodInputOptions, command: string[], com
     ...(opts.workdir !== undefined ? { workingDirectory: opts.workdir } : {}),
     ...(opts.interactive ? { stdin: true } : {}),
     ...(opts.tty ? { tty: true } : {}),
+    ...(opts.readOnly ? { readOnlyRootFilesystem: true } : {}),
+    ...(opts.capAdd !== undefined || opts.capDrop !== undefined ? { capabilities: { ...(opts.capAdd ? { add: opts.capAdd } : {}), ...(opts.capDrop ? { drop: opts.capDrop } : {}) } } : {}),
     ...(mounts.length > 0 ? { mounts } : {}),
     ...userOf(opts.user, commandName),
   }

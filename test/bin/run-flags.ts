@@ -158,6 +158,19 @@ t.test('-w, --hostname, --http-proxy: fields of the manifest the runtime reads',
   t.match(r.stdout, /\/apps\/sh\/sub\n$/, 'a host pod\'s working directory is inside its app root')
 })
 
+t.test("-u, --read-only, --cap-add and --cap-drop: podman's flags for the app's user, root and capabilities", async (t) => {
+  const dir = path.join(t.testdir({}), 'data')
+  const iso = ['--isolation', 'namespaces', '--network', 'none']
+  const app = prepared(t, dir, [...iso, '-u', 'nobody', '--read-only', '--cap-add', 'NET_ADMIN,SYS_TIME', '--cap-add', 'net_raw', '--cap-drop', 'CHOWN', '--', 'true']).apps[0]
+  t.match(app, { user: 'nobody', readOnlyRootFilesystem: true, capabilities: { add: ['NET_ADMIN', 'SYS_TIME', 'net_raw'], drop: ['CHOWN'] } }, 'the fields of the app, lists split at commas')
+  refused(t, podctl(dir, ['prepare', '--cap-add', 'NET_ADMIN', '--', 'true']), /^podctl: --cap-add needs --isolation namespaces \(/, '--cap-add of a host pod')
+  refused(t, podctl(dir, ['prepare', '--read-only', '--', 'true']), /^podctl: --read-only needs --isolation namespaces \(/, '--read-only of a host pod')
+  refused(t, podctl(dir, ['prepare', ...iso, '--cap-drop', 'BOGUS', '--', 'true']), /^podctl: invalid --cap-drop: "BOGUS" is not a capability/, 'an unknown capability, in the flag\'s words')
+  if (containersMissing() !== undefined) return
+  const r = podctl(dir, ['run', ...iso, '-u', 'nobody', '--read-only', '--cap-add', 'NET_BIND_SERVICE', '--', 'sh', '-c', 'id -u; grep CapEff /proc/self/status; touch /x 2>/dev/null || echo read-only'])
+  t.equal(r.stdout, '65534\nCapEff:\t0000000000000400\nread-only\n', 'run: the user, the capability it was given, a read-only root', { stderr: r.stderr })
+})
+
 t.test('--rm: the pod is removed once it has exited, in the foreground and detached', async (t) => {
   const dir = path.join(t.testdir({}), 'data')
   const fg = podctl(dir, ['run', '--rm', '--', 'sh', '-c', 'echo hi; exit 3'])
