@@ -57,8 +57,15 @@ export const maySwitchTo = (u: AppUser): boolean => {
 export const appUserProblems = (m: PodManifest): ManifestProblem[] => {
   const problems: ManifestProblem[] = []
   m.apps.forEach((a, i) => {
-    // An image app's user is the image's, looked up in its /etc/passwd when it starts.
-    if (a.image !== undefined) return
+    // An image app's user is the image's, looked up in its /etc/passwd when it starts;
+    // without root, the pod maps one id, its root, so a user named is one it cannot have.
+    if (a.image !== undefined) {
+      const isRoot = (v: string | undefined): boolean => v === undefined || v === '0' || v === 'root'
+      if ((process.geteuid?.() ?? 0) !== 0 && (a.user !== undefined || a.group !== undefined) && !(isRoot(a.user) && isRoot(a.group))) {
+        problems.push({ path: `apps[${i}].user`, problem: "a podctl that is not root runs an image's apps as the pod's root: its pod maps one id, no user to run them as" })
+      }
+      return
+    }
     let u: AppUser | undefined
     try {
       u = resolveAppUser(a)

@@ -433,6 +433,11 @@ t.test('a user that is not root runs an image pod rootless, its root an overlay 
   t.strictSame(fs.readdirSync(path.join(app, 'rootfs')), [], 'no copy: the root the runtime was handed is an empty directory')
   t.equal(podctl(dir, ['rm', r.uuid], who.opts).status, 0)
   t.notOk(fs.existsSync(app), 'rm deletes the upper')
+  // One id is mapped: a user named is refused, not dropped without a word; root is what it runs as anyway.
+  const named = podctl(dir, ['prepare', '--user', '1000', '--image', 'alpine:3'], who.opts)
+  t.equal(named.status, 2, '--user of a rootless image pod: exit 2')
+  t.match(named.stderr, /^podctl: invalid --user: a podctl that is not root runs an image's apps as the pod's root/)
+  t.equal(podctl(dir, ['prepare', '--user', 'root', '--image', 'alpine:3'], who.opts).status, 0, '--user root is what it runs as')
 })
 
 t.test("an image whose /etc/passwd (or /etc) is a link to a host file: the user lookup refuses the link and never reads the host's file", { skip }, async (t) => {
