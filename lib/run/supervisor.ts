@@ -510,7 +510,8 @@ export class Supervisor {
 
   /** Records that `app` could not be started (127 for a missing program, else 126), and says so. */
   #cannotStart(app: App, log: LogWriter | undefined, er: NodeJS.ErrnoException): void {
-    const reason = er.code !== undefined ? resourceReason(er.code) : undefined
+    // A program missing or not executable is the app's own (127, 126), not the data dir's: no hint about its owner.
+    const reason = er.code !== undefined && er.code !== 'ENOENT' && er.code !== 'EACCES' ? resourceReason(er.code) : undefined
     const message = `app ${app.name} could not start: ${er.message}${reason ? ` (${reason.what}); ${reason.fix}` : ''}`
     this.#opts.output?.notice(message)
     log?.write(Buffer.from(`podctl: ${message}\n`))

@@ -149,6 +149,14 @@ t.test("on the host's network the pod has the host's hostname, its name notwiths
   t.equal(named.stdout, 'given', 'the one --hostname gives', { stderr: named.stderr })
 })
 
+t.test('a program that is not executable: 126, said once as the app\'s own failure (no hint about the data dir)', async (t) => {
+  const r = podctl(dir, ['run', '--network', 'none', '--image', 'compat/facts', '--', '/etc/passwd'])
+  // podman: exit 126, exec: "/etc/passwd": permission denied
+  t.equal(r.status, 126)
+  t.match(r.stderr, /^podctl: app \S+ could not start: .*exec: "\/etc\/passwd": permission denied$/m)
+  t.notMatch(r.stderr, /owner of the data dir/, 'the data dir has nothing to do with it')
+})
+
 t.test('a working directory the image lacks, named by the app: it cannot start', async (t) => {
   const file = manifest('wd', { apps: [{ name: 'wd', image: 'compat/facts', workingDirectory: '/home/foobar', exec: ['pwd'] }] })
   const r = podctl(dir, ['run', '--manifest', file])
