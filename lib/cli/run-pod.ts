@@ -29,7 +29,8 @@ export const supervise = async (pod: Pod, manifest: PodManifest, prefixAlways = 
   try {
     return await new Supervisor(pod, manifest, { output, interactive: true }).run()
   } catch (er) {
-    throw new RunFailure(`running pod ${pod.uuid} failed: ${(er as Error).message}`, undefined, { cause: er })
+    // The hint of what failed (a port taken: publish another) still applies.
+    throw new RunFailure(`running pod ${pod.uuid} failed: ${(er as Error).message}`, isPodctlError(er) ? er.hint : undefined, { cause: er })
   }
 }
 

@@ -147,7 +147,7 @@ t.test('a published port is answered at the host\'s own address; a taken host po
   const clash = isolated('np-clash', [sleeper('np-x')], { ports: [{ hostPort: port, containerPort: 80 }] })
   const fg = run(dir, ['run'], clash)
   t.equal(fg.status, 125, 'run in the foreground: 125, as any failure to start')
-  t.match(fg.stderr, new RegExp(`^podctl: .*host port ${port}/tcp is taken: pod ${pub.slice(0, 8)} \\(np-pub\\) holds it`, 'm'), 'naming the pod that publishes it')
+  t.match(fg.stderr, new RegExp(`^podctl: .*host port ${port}/tcp is taken: pod ${pub.slice(0, 8)} \\(np-pub\\) holds it\npublish another host port, or stop what holds it\n`, 'm'), 'naming the pod that publishes it, with the hint run --detach gives')
   t.notMatch(fg.stderr, STACK_RE, 'no stack trace')
   nothingHalfSet('run')
 
