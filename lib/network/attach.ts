@@ -299,8 +299,11 @@ const releaseDeadPeers = async (dataDir: string, rec: PodNetworkRecord, env: Net
   if (ports.length === 0 && named.length === 0) return
   const inTheWay = (other: PodNetworkRecord): boolean =>
     other.attachments.some((a) => named.includes(a.network) || ((a.capabilityArgs.portMappings ?? []) as PortMapping[]).some((t) => ports.some((p) => clashes(p, normalizePort(t)))))
+  // Dead: no process holds its pod's lock, and its namespace is gone with its infra (a namespace of the
+  // record's that is still there, such as one createPodNetns made, belongs to something alive).
+  const dead = (other: PodNetworkRecord): boolean => !isLocked(dataDir, other.uuid) && netnsForDel(other) === ''
   for (const other of allRecords(dataDir)) {
-    if (other.uuid === rec.uuid || !inTheWay(other) || isLocked(dataDir, other.uuid)) continue
+    if (other.uuid === rec.uuid || !inTheWay(other) || !dead(other)) continue
     // What cannot be deleted now stays for gc; the port check then names the pod.
     await detach(dataDir, other.uuid, env).catch(() => {})
   }

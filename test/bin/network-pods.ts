@@ -198,8 +198,11 @@ t.test('a pod whose supervisor was SIGKILLed: attached to nothing in list and st
   const networksOf = (uuid: string): unknown => JSON.parse(podctl(dir, ['status', uuid, '--format', 'json']).stdout).networks
   const killed = async (uuid: string): Promise<void> => {
     await ipOf(dir, uuid)
+    const infra = (JSON.parse(fs.readFileSync(`${recordsDir(dir)}/${uuid}.json`, 'utf8')) as { holder: { pid: number } }).holder.pid
     process.kill(supervisorOf(uuid), 'SIGKILL')
     await pollUntil(`pod ${uuid} to read exited`, () => (JSON.parse(podctl(dir, ['status', uuid, '--format', 'json']).stdout).state === 'exited' ? true : undefined), { polls: 100, intervalMs: 50 })
+    // Its infra (and with it its namespace) ends once its guard sees the supervisor gone.
+    await pollUntil(`pod ${uuid}'s infra to end`, () => (fs.existsSync(`/proc/${infra}`) ? undefined : true), { polls: 200, intervalMs: 50 })
   }
   const dead = detached(t, dir, isolated('np-dead1', [server('np-srv', 'hi-dead')], { network: 'np-dead', ports: [{ hostPort: port, containerPort: 8080 }] }))
   await killed(dead)

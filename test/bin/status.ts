@@ -93,10 +93,16 @@ t.test('network-NAME= lines and "networks" in the JSON: where the runtime attach
     { name: 'front.v6', ip: null, ip6: 'fd91::7', iface: 'eth1', mac: null },
     { name: 'lab', ip: null, ip6: null, iface: 'eth2', mac: null },
   ]
-  // As the runtime records them, through the pod room's record functions.
-  const pod = podFromUUIDString(dir, uuid)
+  // As the runtime records them, through the pod room's record functions, in a running pod.
+  const exited = uuid
+  writeRecord(podFromUUIDString(dir, exited).path, { ...readRecord(podFromUUIDString(dir, exited).path)!, networks })
+  t.strictSame(Object.keys(keyValues(podctl(dir, ['status', exited]).stdout)).filter((k) => k.startsWith('network')), [], "a pod that is not running is attached to nothing, whatever its record says (a killed supervisor's)")
+  t.equal(JSON.parse(podctl(dir, ['status', exited, '--format', 'json']).stdout).networks, null, 'and networks null')
+  const running = await preparedPod(dir)
+  await holdRunning(t, dir, running)
+  const pod = podFromUUIDString(dir, running)
   writeRecord(pod.path, { ...readRecord(pod.path)!, networks })
-  const r = podctl(dir, ['status', uuid])
+  const r = podctl(dir, ['status', running])
   t.equal(r.status, 0, r.stderr)
   const kv = keyValues(r.stdout)
   t.strictSame(
@@ -104,13 +110,13 @@ t.test('network-NAME= lines and "networks" in the JSON: where the runtime attach
     { 'network-bridge': '10.90.0.5', 'network-bridge-ip6': 'fd90::5', 'network-front.v6': 'fd91::7', 'network-lab': '' },
     'the IPv4 address, else the IPv6 one; the IPv6 one beside an IPv4 one on a line of its own',
   )
-  t.match(r.stdout, /\nexited=true\nnetwork-bridge=10\.90\.0\.5\n/, 'after exited=, before the apps, as the app lines are made')
-  const json = JSON.parse(podctl(dir, ['status', uuid, '--format', 'json']).stdout) as Record<string, unknown>
+  t.match(r.stdout, /\nexited=false\nnetwork-bridge=10\.90\.0\.5\n/, 'after exited=, before the apps, as the app lines are made')
+  const json = JSON.parse(podctl(dir, ['status', running, '--format', 'json']).stdout) as Record<string, unknown>
   t.strictSame(json.networks, networks, 'the JSON has them whole')
   t.strictSame(podShapeProblems(json), [])
   // A value that is not one line (a record edited by hand, a fleet's pod) is shown on one.
   writeRecord(pod.path, { ...readRecord(pod.path)!, networks: [{ name: 'bridge', ip: '10.90.0.5\nstate=running', ip6: null, iface: 'eth0', mac: null }] })
-  const escaped = podctl(dir, ['status', uuid])
+  const escaped = podctl(dir, ['status', running])
   t.equal(escaped.stdout.split('\n').filter((l) => l.startsWith('state=')).length, 1, 'no second state= line')
   t.match(escaped.stdout, /^network-bridge=10\.90\.0\.5\\nstate=running$/m)
 })
