@@ -318,6 +318,17 @@ t.test('an app may be called tasks', { skip }, async (t) => {
   t.equal(r.stdout, 'ran\n')
 })
 
+/** Whether `pid` waits in a frozen cgroup v1 freezer (false where there is none, or it is gone). */
+const frozen = (pid: number): boolean => {
+  try {
+    const line = fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((l) => /^\d+:freezer:/.test(l))
+    if (line === undefined) return false
+    return fs.readFileSync(`/sys/fs/cgroup/freezer${line.split(':')[2]}/freezer.state`, 'utf8').trim() === 'FROZEN'
+  } catch {
+    return false
+  }
+}
+
 for (const remover of ['gc', 'rm'] as const) {
   t.test(`${remover} after the supervisor and every runtime process were SIGKILLed: the runtime keeps no container, the cgroups go`, { skip }, async (t) => {
     const dir = dataDir(t)
@@ -349,7 +360,10 @@ for (const remover of ['gc', 'rm'] as const) {
         if ((er as NodeJS.ErrnoException).code !== 'ESRCH') throw er
       }
     }
-    await pollUntil('every process of the pod to die', () => victims.every((p) => !alive(p)) && processesOfPod(uuid).length === 0)
+    // A `runc run` killed while it froze its app's cgroup (runc's kill of every process of a container that
+    // shares the infra's pid namespace, on cgroup v1) leaves that app's processes frozen, their SIGKILL
+    // pending: the runtime's delete, which gc and rm run, thaws and ends them.
+    await pollUntil('every process of the pod to die, or to wait frozen for the runtime\'s delete', () => victims.every((p) => !alive(p) || frozen(p)) && processesOfPod(uuid).every(frozen))
     t.match(podctl(dir, ['status', uuid]).stdout, /^state=exited$/m, 'the pod reads exited')
     const left = runtimeList(dir)
     t.ok(left.length > 0, `before ${remover} the runtime still keeps the pod's containers (${left.join(', ')})`)
@@ -357,6 +371,8 @@ for (const remover of ['gc', 'rm'] as const) {
     t.equal(done.status, 0, done.stderr)
     t.match(done.stdout, remover === 'gc' ? new RegExp(`deleted ${uuid}`) : uuid)
     t.strictSame(runtimeList(dir), [], `runc --root ${path.join(dir, 'runtime', 'runc')} list is empty`)
+    await pollUntil(`no process of the pod left after ${remover}`, () => processesOfPod(uuid).length === 0)
+    t.pass(`no process of the pod is left after ${remover}, frozen or not`)
     for (const c of ['memory', 'pids']) t.notOk(fs.existsSync(cgroupDir(c, uuid)), `the pod's ${c} cgroup is gone`)
   })
 }
