@@ -176,7 +176,8 @@ const foregroundTrial = async (t: Test, dir: string, digest: string, flags: stri
     return { ran: false, rendered, midRender }
   }
   const uuid = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : undefined
-  if (uuid === undefined || uuid === '' || podFromUUIDString(dir, uuid).state.startsWith('prepar')) {
+  // Killed before the pod was in run/ (its UUID is saved while it is still being prepared): a prepare's leftovers, for gc.
+  if (uuid === undefined || uuid === '' || ['preparing', 'prepared', 'aborted prepare', 'embryo'].includes(podFromUUIDString(dir, uuid).state)) {
     checkCollected(t, dir, tag, flags)
     return { ran: false, rendered, midRender }
   }
