@@ -342,7 +342,7 @@ export const addPodInputOptions = (cmd: Command): Command => {
     .addOption(new Option('--http-proxy [bool]', 'false: the caller\'s http_proxy, https_proxy, ftp_proxy and no_proxy do not pass to the apps').argParser(parse.httpProxy))
     .option('--uuid-file-save <file>', 'also write the pod UUID to this file')
     .option('-u, --user <user[:group]>', 'with -- CMD or --image: run the app as this user (and group), by name or number (root only)')
-    .option('--read-only', 'with -- CMD and --isolation namespaces, or --image: the app\'s root is read-only (/tmp, /run and /var/tmp are tmpfs)')
+    .option('--read-only', 'with --image (or -- CMD and --isolation namespaces, whose root is read-only already): the app\'s root is read-only, its /tmp, /run and /var/tmp tmpfs')
     .option('--cap-add <cap>', 'with -- CMD and --isolation namespaces, or --image: add capabilities to the defaults (NET_ADMIN, or ALL; repeatable, comma-separated)', collectList)
     .option('--cap-drop <cap>', 'with -- CMD and --isolation namespaces, or --image: drop capabilities from the defaults (CHOWN, or ALL; repeatable, comma-separated)', collectList)
     .addOption(new Option('--isolation <isolation>', 'with -- CMD: "host" (host processes) or "namespaces" (the pod\'s own Linux namespaces)').choices(['host', 'namespaces']))

@@ -219,7 +219,7 @@ export const attach = async (dataDir: string, req: AttachRequest, env: NetworkEn
     await releaseDeadPeers(dataDir, rec, env)
     // The ports are checked and claimed (the record written) at once: a second pod asking for one sees the first's claim.
     await withNetworksLock(dataDir, () => {
-      const ports = rec.attachments.flatMap((a) => (a.capabilityArgs.portMappings ?? []) as PortMapping[])
+      const ports = publishedPorts(rec.attachments)
       if (ports.length > 0) checkPortsFree(ports, allRecords(dataDir).filter((r) => r.uuid !== req.uuid))
       writeRecord(dataDir, rec)
     })
@@ -286,6 +286,9 @@ const delRecord = async (dataDir: string, rec: PodNetworkRecord, env: NetworkEnv
   removeRecord(dataDir, rec.uuid)
 }
 
+/** The host ports attachments publish (portmap's capability argument, as recorded). */
+const publishedPorts = (atts: readonly AttachmentRecord[]): PortMapping[] => atts.flatMap((a) => (a.capabilityArgs.portMappings ?? []) as PortMapping[])
+
 /**
  * DEL for the pods whose supervisors died holding what `rec` asks for: a
  * host port it publishes, or a name in the hosts files of a named network
@@ -294,11 +297,11 @@ const delRecord = async (dataDir: string, rec: PodNetworkRecord, env: NetworkEnv
  * The records are read only where they are read anyway (ports, names).
  */
 const releaseDeadPeers = async (dataDir: string, rec: PodNetworkRecord, env: NetworkEnv): Promise<void> => {
-  const ports = rec.attachments.flatMap((a) => (a.capabilityArgs.portMappings ?? []) as PortMapping[])
+  const ports = publishedPorts(rec.attachments)
   const named = namedNetworks(rec)
   if (ports.length === 0 && named.length === 0) return
   const inTheWay = (other: PodNetworkRecord): boolean =>
-    other.attachments.some((a) => named.includes(a.network) || ((a.capabilityArgs.portMappings ?? []) as PortMapping[]).some((t) => ports.some((p) => clashes(p, normalizePort(t)))))
+    other.attachments.some((a) => named.includes(a.network) || publishedPorts([a]).some((t) => ports.some((p) => clashes(p, normalizePort(t)))))
   // Dead: no process holds its pod's lock, and its namespace is gone with its infra (a namespace of the
   // record's that is still there, such as one createPodNetns made, belongs to something alive).
   const dead = (other: PodNetworkRecord): boolean => !isLocked(dataDir, other.uuid) && netnsForDel(other) === ''

@@ -121,6 +121,10 @@ export const portHolder = (m: PortMapping, records: readonly PodNetworkRecord[])
   return undefined
 }
 
+/** A host port someone holds: EBADSTATE (exit 4), naming the holder. */
+export const portTaken = (m: PortMapping, holder: string): PodctlError =>
+  new PodctlError('EBADSTATE', `host port ${describeHostPort(m)} is taken: ${holder} holds it`, 'publish another host port, or stop what holds it')
+
 /**
  * Checks that nobody holds the host ports a pod asks for; EBADSTATE
  * (exit 4) naming the first port taken and who holds it.
@@ -128,8 +132,6 @@ export const portHolder = (m: PortMapping, records: readonly PodNetworkRecord[])
 export const checkPortsFree = (mappings: readonly PortMapping[], others: readonly PodNetworkRecord[]): void => {
   for (const m of mappings) {
     const holder = portHolder(m, others)
-    if (holder !== undefined) {
-      throw new PodctlError('EBADSTATE', `host port ${describeHostPort(m)} is taken: ${holder} holds it`, 'publish another host port, or stop what holds it')
-    }
+    if (holder !== undefined) throw portTaken(m, holder)
   }
 }

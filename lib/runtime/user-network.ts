@@ -19,7 +19,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { PodctlError, shortId } from '../errors.js'
 import { hostnameFile, hostsFile, hostHosts, resolvConf, writeEtcFiles, type ResolvOptions } from '../network/etc-files.js'
-import { describeHostPort, normalizePort, portHolder, type PortMapping } from '../network/ports.js'
+import { describeHostPort, normalizePort, portHolder, portTaken, type PortMapping } from '../network/ports.js'
 import type { Attachment, HostEntry } from '../network/records.js'
 import { DEFAULT_NETWORK } from '../pod/manifest.js'
 import { findProgram } from '../proc/executable.js'
@@ -126,7 +126,7 @@ const hostPortRefused = (p: PortMapping, said: string): PodctlError => {
     return new PodctlError('EFAILED', `host port ${describeHostPort(p)} cannot be published by a user that is not root: ports below ${start} are root's (net.ipv4.ip_unprivileged_port_start)`, `publish a port of ${start} or above, or let users bind it: sysctl -w net.ipv4.ip_unprivileged_port_start=${p.hostPort}`)
   }
   const holder = portHolder(p, [])
-  if (holder !== undefined) return new PodctlError('EBADSTATE', `host port ${describeHostPort(p)} is taken: ${holder} holds it`, 'publish another host port, or stop what holds it')
+  if (holder !== undefined) return portTaken(p, holder)
   return new PodctlError('EBADSTATE', `host port ${describeHostPort(p)} cannot be published: ${said}`, 'choose another host port, or stop what holds it')
 }
 
