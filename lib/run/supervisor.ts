@@ -398,7 +398,7 @@ export class Supervisor {
     }
     const appLog = log
     const { child } = proc
-    this.#forwardOutput(app, child, appLog)
+    this.#forwardOutput(app, proc, appLog)
     const exited = exitOf(child)
     // Started is recorded once the app runs (a container: once its runtime has made it), or its failure to start.
     const ran = proc.running.then(
@@ -429,17 +429,31 @@ export class Supervisor {
     })
   }
 
-  /** The app's stdout and stderr, to its log and to the output (the terminal, in the foreground). */
-  #forwardOutput(app: App, child: AppProcess['child'], log: LogWriter): void {
+  /**
+   * The app's stdout and stderr, to its log and to the output (the
+   * terminal, in the foreground). Until the app runs, what comes is held,
+   * in its order: an app that could not start wrote nothing, and what its
+   * runtime said on stderr (`runc run failed: …`) is dropped, since the
+   * message that it could not start says it.
+   */
+  #forwardOutput(app: App, proc: AppProcess, log: LogWriter): void {
     const out = this.#opts.output
-    child.stdout?.on('data', (c: Buffer) => {
+    const emit = (stream: 'stdout' | 'stderr', c: Buffer): void => {
       log.write(c)
-      out?.write(app.name, 'stdout', c)
-    })
-    child.stderr?.on('data', (c: Buffer) => {
-      log.write(c)
-      out?.write(app.name, 'stderr', c)
-    })
+      out?.write(app.name, stream, c)
+    }
+    let held: [stream: 'stdout' | 'stderr', chunk: Buffer][] | undefined = []
+    let ran = true
+    proc.running.then(
+      () => held?.forEach(([stream, c]) => emit(stream, c)),
+      () => (ran = false),
+    ).finally(() => (held = undefined))
+    const take = (stream: 'stdout' | 'stderr') => (c: Buffer) => {
+      if (held !== undefined) held.push([stream, c])
+      else if (ran || stream === 'stdout') emit(stream, c)
+    }
+    proc.child.stdout?.on('data', take('stdout'))
+    proc.child.stderr?.on('data', take('stderr'))
   }
 
   /** Records that the app runs: its pid and the pid's start time, when, and how its root was made. */

@@ -154,6 +154,7 @@ t.test('a program that is not executable: 126, said once as the app\'s own failu
   // podman: exit 126, exec: "/etc/passwd": permission denied
   t.equal(r.status, 126)
   t.match(r.stderr, /^podctl: app \S+ could not start: .*exec: "\/etc\/passwd": permission denied$/m)
+  t.equal(r.stderr.split('\n').filter((l) => l.includes('exec: "/etc/passwd"')).length, 1, "said once: the runtime's own line is not passed on as the app's output", { stderr: r.stderr })
   t.notMatch(r.stderr, /owner of the data dir/, 'the data dir has nothing to do with it')
 })
 
