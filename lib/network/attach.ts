@@ -32,6 +32,7 @@ import { activePlugins, addList, delList, type CallTarget, type CniResult } from
 import { hostHosts, hostResolvConf, hostnameFile, hostsFile, resolvConf, rewriteInPlace, writeEtcFiles, type HostsPeer, type ResolvOptions } from './etc-files.js'
 import { rulesCurrent, applyRules } from './firewall.js'
 import { DEFAULT_NETWORK, ipamDir, podNetworkLock, recordsDir, type NetworkEnv } from './layout.js'
+import { delNeedsNetns } from './config.js'
 import { checkRoute, findNetwork, firewallNets, ownNetworks, withNetworksLock, type Network } from './networks.js'
 import { makePodNetns, podNetnsPath, removePodNetns } from './netns.js'
 import { checkPortsFree, clashes, describeHostPort, normalizePort, type PortMapping } from './ports.js'
@@ -108,12 +109,17 @@ const netnsIdentity = (p: string): { dev: string; ino: string } | undefined => {
   }
 }
 
+/** Whether `p` is the namespace the record was attached in. */
+const isRecordedNetns = (rec: PodNetworkRecord, p: string): boolean => {
+  const now = netnsIdentity(p)
+  return rec.netnsId !== null && now !== undefined && now.dev === rec.netnsId.dev && now.ino === rec.netnsId.ino
+}
+
 /** The namespace path DEL may name: the recorded one while it is still that namespace, else "" (plugins then free what is outside it). */
 const netnsForDel = (rec: PodNetworkRecord): string => {
   if (rec.netns === '' || rec.netnsId === null) return ''
   if (rec.holder !== null && !sameProcess(rec.holder.pid, rec.holder.start)) return ''
-  const now = netnsIdentity(rec.netns)
-  return now !== undefined && now.dev === rec.netnsId.dev && now.ino === rec.netnsId.ino ? rec.netns : ''
+  return isRecordedNetns(rec, rec.netns) ? rec.netns : ''
 }
 
 /** Checks a request before anything is written: EUSAGE naming what is wrong. */
@@ -255,14 +261,20 @@ export const attach = async (dataDir: string, req: AttachRequest, env: NetworkEn
  * DEL of each of a record's attachments, last first; the record shrinks as
  * they go, and goes when they all have, with the namespace podctl made
  * (unless `keepNetns`: an attach that failed leaves it to the pod's detach).
+ * `podEnding`: as detach has it.
  */
-const delRecord = async (dataDir: string, rec: PodNetworkRecord, env: NetworkEnv, opts: { keepNetns?: boolean } = {}): Promise<void> => {
-  const netns = netnsForDel(rec)
+const delRecord = async (dataDir: string, rec: PodNetworkRecord, env: NetworkEnv, opts: { keepNetns?: boolean } & DetachOptions = {}): Promise<void> => {
   let first: unknown
   for (const a of [...rec.attachments].reverse()) {
     try {
       await waitForPlugin(a.running, env.timeoutMs)
       a.running = null
+      // While the pod ends: at once, without the namespace where that leaves
+      // nothing, or in the namespace the caller holds; else once it has ended.
+      const outside = opts.podEnding !== undefined && !delNeedsNetns(a.config)
+      const held = opts.netns !== undefined && isRecordedNetns(rec, opts.netns) ? opts.netns : undefined
+      if (!outside && held === undefined) await opts.podEnding?.catch(() => {})
+      const netns = outside ? '' : (held ?? netnsForDel(rec))
       try {
         await delList(a.config, target(rec, a, netns), a.capabilityArgs, a.result ?? undefined, env)
       } catch (er) {
@@ -312,20 +324,30 @@ const releaseDeadPeers = async (dataDir: string, rec: PodNetworkRecord, env: Net
   }
 }
 
+export interface DetachOptions {
+  /** The end of the pod's infra, under way. */
+  podEnding?: Promise<unknown>
+  /** A path to the pod's namespace that the caller holds open (holdNetns): named while it is the recorded one. */
+  netns?: string
+}
+
 /**
  * Takes a pod off its networks: CNI DEL from its record, for every
  * attachment, whether the pod, its namespace or its networks still exist;
  * then the pods it shared a named network with forget its name. Does
  * nothing for a pod with no record (idempotent). A DEL that fails keeps
  * its attachment in the record for the next try (gc), and is thrown.
+ * While the pod ends (DetachOptions), a network whose DEL needs no
+ * namespace (delNeedsNetns) is deleted beside its end, the others in the
+ * namespace the caller holds, or once the end has settled.
  */
-export const detach = async (dataDir: string, uuid: string, env: NetworkEnv): Promise<void> => {
+export const detach = async (dataDir: string, uuid: string, env: NetworkEnv, opts: DetachOptions = {}): Promise<void> => {
   await withPodLock(dataDir, uuid, async () => {
     const rec = readRecord(dataDir, uuid)
     if (rec === undefined) return
     if ('damaged' in rec) throw new PodctlError('EFAILED', `cannot delete pod ${shortId(uuid)}'s networks: ${rec.damaged}`, 'its addresses are freed by the next gc; remove the file once they are')
     const named = namedNetworks(rec)
-    await delRecord(dataDir, rec, env)
+    await delRecord(dataDir, rec, env, opts)
     await refreshNames(dataDir, named)
   })
 }

@@ -108,6 +108,17 @@ export const buildConflist = (spec: NetworkSpec, ipamDataDir: string): Conflist 
   }
 }
 
+/**
+ * Whether DEL of `conflist` can run without the pod's namespace and leave
+ * nothing: true for the plugins podctl writes, as it writes them. bridge
+ * (without ipMasq), macvlan and ipvlan delete in the namespace only the
+ * pod's own interface, which goes with the namespace; host-local and
+ * portmap work outside it. Any other conflist (an operator's) may undo
+ * there what only a DEL in the namespace finds.
+ */
+export const delNeedsNetns = (conflist: Conflist): boolean =>
+  !conflist.plugins.every((p) => (p.type === 'bridge' && p.ipMasq !== true) || p.type === 'macvlan' || p.type === 'ipvlan' || p.type === 'portmap')
+
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
 /**

@@ -33,3 +33,32 @@ export const removePodNetns = async (path: string): Promise<void> => {
   const r = await runTool('ip', ['netns', 'del', name])
   if (r.status !== 0 && fs.existsSync(path)) throw new PodctlError('EFAILED', `cannot remove the network namespace ${name}: ${r.stderr.trim()}`, `remove it by hand: ip netns del ${name}`)
 }
+
+/**
+ * A namespace held open by this process: `path` names it through the fd
+ * (`/proc/<pid>/fd/<n>`), which keeps it, and every interface in it,
+ * whole while its last process ends, so that a DEL that must work in it
+ * (an operator's ipMasq, firewall or tuning) still finds what ADD made.
+ * Undefined when it cannot be opened (its process gone).
+ */
+export interface HeldNetns {
+  path: string
+  release(): void
+}
+
+export const holdNetns = (nsPath: string): HeldNetns | undefined => {
+  let fd: number
+  try {
+    fd = fs.openSync(nsPath, 'r')
+  } catch {
+    return undefined
+  }
+  let open = true
+  return {
+    path: `/proc/${process.pid}/fd/${fd}`,
+    release: () => {
+      if (open) fs.closeSync(fd)
+      open = false
+    },
+  }
+}

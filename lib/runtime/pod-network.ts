@@ -14,6 +14,7 @@ import path from 'node:path'
 import { PodctlError } from '../errors.js'
 import { attach, detach, gcNetworks, type NetworkGcResult } from '../network/attach.js'
 import type { ResolvOptions } from '../network/etc-files.js'
+import { holdNetns } from '../network/netns.js'
 import { normalizePort } from '../network/ports.js'
 import { networkEnv, recordFile, recordsDir } from '../network/layout.js'
 import { findNetwork } from '../network/networks.js'
@@ -38,8 +39,8 @@ export const resolvOf = (m: Pick<PodManifest, 'dns' | 'dnsSearch' | 'dnsOptions'
 /** A pod on its networks: what it got, and how it leaves them. */
 export interface PodNetworking {
   attachments: Attachment[]
-  /** CNI DEL of every network; what fails stays for gc. */
-  leave(): Promise<void>
+  /** CNI DEL of every network; what fails stays for gc. `podEnding`: the infra's end, under way (detach says what runs beside it). */
+  leave(podEnding?: Promise<unknown>): Promise<void>
 }
 
 export interface JoinInput {
@@ -76,24 +77,39 @@ export const joinNetworks = async (m: PodManifest, input: JoinInput): Promise<Po
     })
   }
   const env = networkEnv()
-  const attachments = await attach(
-    input.dataDir,
-    {
-      uuid: input.uuid,
-      netns: `/proc/${input.infra.pid}/ns/net`,
-      ...(input.infra.start !== null ? { holder: { pid: input.infra.pid, start: input.infra.start } } : {}),
-      // podman publishes a pod's ports on its first network.
-      networks: names.map((name, i) => ({ name, ...(i === 0 && m.ports !== undefined ? { ports: m.ports.map(normalizePort) } : {}) })),
-      name: m.name ?? null,
-      hostname: input.hostname,
-      names: [...new Set([...(m.name !== undefined ? [m.name] : []), ...m.apps.map((a) => a.name)])],
-      addHosts: addHostsOf(m),
-      etcDir: path.join(input.podDir, POD_FILES_DIR),
-      resolv: resolvOf(m),
-    },
-    env,
-  )
-  return { attachments, leave: () => detach(input.dataDir, input.uuid, env) }
+  // Held from the ADD to the DEL, so that a DEL that works in the namespace finds it whole however soon the infra ends.
+  const held = holdNetns(`/proc/${input.infra.pid}/ns/net`)
+  let attachments: Attachment[]
+  try {
+    attachments = await attach(
+      input.dataDir,
+      {
+        uuid: input.uuid,
+        netns: `/proc/${input.infra.pid}/ns/net`,
+        ...(input.infra.start !== null ? { holder: { pid: input.infra.pid, start: input.infra.start } } : {}),
+        // podman publishes a pod's ports on its first network.
+        networks: names.map((name, i) => ({ name, ...(i === 0 && m.ports !== undefined ? { ports: m.ports.map(normalizePort) } : {}) })),
+        name: m.name ?? null,
+        hostname: input.hostname,
+        names: [...new Set([...(m.name !== undefined ? [m.name] : []), ...m.apps.map((a) => a.name)])],
+        addHosts: addHostsOf(m),
+        etcDir: path.join(input.podDir, POD_FILES_DIR),
+        resolv: resolvOf(m),
+      },
+      env,
+    )
+  } catch (er) {
+    held?.release()
+    throw er
+  }
+  const leave = async (podEnding?: Promise<unknown>): Promise<void> => {
+    try {
+      await detach(input.dataDir, input.uuid, env, { ...(podEnding !== undefined ? { podEnding } : {}), ...(held !== undefined ? { netns: held.path } : {}) })
+    } finally {
+      held?.release()
+    }
+  }
+  return { attachments, leave }
 }
 
 /**

@@ -10,7 +10,10 @@
 // slirp4netns for an unprivileged user's pod. The servers in the pods are
 // busybox's nc; every data dir's pods, bridges and rules go at teardown.
 import t from 'tap'
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { attachmentsOf, ipamHolders } from '../../lib/network/attach.js'
 import { bridgeOf } from '../../lib/network/config.js'
 import { bridgePorts } from '../../lib/network/host.js'
@@ -274,6 +277,36 @@ t.test('boundaries: the host\'s loopback, two networks, --internal', async (t) =
   // On the host: the rule that keeps a bridge's packets from the host's loopback (route_localnet is on where ports are published).
   const tag = ruleLines('-d 127.0.0.0/8').filter((l) => l.includes(bridgeOfNetwork(dir, 'np-one')) && l.endsWith('-j DROP'))
   t.equal(tag.length, 1, 'the host drops what a bridge sends to 127.0.0.0/8', { rules: tag })
+})
+
+t.test("a pod on an operator's network with ipMasq and firewall: its rules and address go when it ends (its DEL finds its namespace)", async (t) => {
+  const dir = podsDataDir(t)
+  const conf = fs.mkdtempSync(path.join(os.tmpdir(), 'podctl-conf-'))
+  const bridge = `podctlop${Math.random().toString(16).slice(2, 9)}`
+  t.teardown(() => {
+    spawnSync('ip', ['link', 'del', bridge])
+    fs.rmSync(conf, { recursive: true, force: true })
+  })
+  const ipam = path.join(conf, 'ipam')
+  fs.writeFileSync(
+    path.join(conf, '89-oplab.conflist'),
+    JSON.stringify({
+      cniVersion: '0.4.0',
+      name: 'oplab',
+      plugins: [
+        { type: 'bridge', bridge, isGateway: true, ipMasq: true, ipam: { type: 'host-local', dataDir: ipam, routes: [{ dst: '0.0.0.0/0' }], ranges: [[{ subnet: '172.31.96.0/24', gateway: '172.31.96.1' }]] } },
+        { type: 'firewall' },
+      ],
+    }),
+  )
+  const env = { ...process.env, PODCTL_CNI_CONFIG_DIR: conf }
+  const r = run(dir, ['run'], isolated('oplab-pod', [{ name: 'ip', exec: ['sh', '-c', 'ip -4 -o addr show eth0'] }], { network: 'oplab' }), { env })
+  t.equal(r.status, 0, r.stderr)
+  t.match(r.stdout, /inet 172\.31\.96\.\d+\//, 'the pod had its address on oplab')
+  const uuid = (JSON.parse(podctl(dir, ['list', '--format', 'json']).stdout) as { uuid: string }[])[0]!.uuid
+  t.same(ruleLines(uuid), [], 'no ipMasq or firewall rule of the pod is left')
+  t.same(fs.readdirSync(path.join(ipam, 'oplab')).filter((f) => f.startsWith('172.')), [], 'nor its address')
+  t.same(records(dir), [], 'nor its record')
 })
 
 t.test('rootless: bridge through slirp4netns', async (t) => {

@@ -18,6 +18,7 @@ import { dataDirTag } from '../../lib/network/firewall.js'
 import { bridgePorts } from '../../lib/network/host.js'
 import { createNetwork, findNetwork, removeNetwork } from '../../lib/network/networks.js'
 import { recordFile } from '../../lib/network/layout.js'
+import { holdNetns } from '../../lib/network/netns.js'
 import { portHolder } from '../../lib/network/ports.js'
 import type { Test } from '../helpers/common.js'
 import { childEnv } from '../helpers/pod-util.js'
@@ -228,22 +229,24 @@ t.test("a plugin's failure on the second network deletes the first: nothing half
   spawnSync('ip', ['link', 'del', 'podctlbroken0'])
 })
 
+/**
+ * An operator's network `name` in the test's config dir, as podman writes
+ * one: a bridge with ipMasq and host-local on PREFIX.0/24, then `more`
+ * plugins. Its bridge (removed at teardown).
+ */
+const operatorNetwork = (t: Test, env: { configDir: string }, name: string, prefix: string, more: object[]): string => {
+  const bridge = `podctlop${randomUUID().slice(0, 7)}`
+  t.teardown(() => void spawnSync('ip', ['link', 'del', bridge]))
+  const ipam = { type: 'host-local', dataDir: path.join(scratch(t), 'ipam'), routes: [{ dst: '0.0.0.0/0' }], ranges: [[{ subnet: `${prefix}.0/24`, gateway: `${prefix}.1` }]] }
+  const conflist = { cniVersion: '0.4.0', name, plugins: [{ type: 'bridge', bridge, isGateway: true, ipMasq: true, hairpinMode: true, ipam }, ...more] }
+  fs.writeFileSync(path.join(env.configDir, `87-${name}.conflist`), JSON.stringify(conflist))
+  return bridge
+}
+
 t.test("an operator's conflist as podman writes it (ipMasq, firewall, tuning) is used as it is, and leaves nothing", async (t) => {
   const dataDir = netDataDir(t)
   const env = testEnv(t)
-  const bridge = `podctlop${randomUUID().slice(0, 7)}`
-  t.teardown(() => void spawnSync('ip', ['link', 'del', bridge]))
-  const conflist = {
-    cniVersion: '0.4.0',
-    name: 'lab',
-    plugins: [
-      { type: 'bridge', bridge, isGateway: true, ipMasq: true, hairpinMode: true, ipam: { type: 'host-local', dataDir: path.join(scratch(t), 'ipam'), routes: [{ dst: '0.0.0.0/0' }], ranges: [[{ subnet: '172.31.98.0/24', gateway: '172.31.98.1' }]] } },
-      { type: 'portmap', capabilities: { portMappings: true } },
-      { type: 'firewall' },
-      { type: 'tuning' },
-    ],
-  }
-  fs.writeFileSync(path.join(env.configDir, '87-lab.conflist'), JSON.stringify(conflist))
+  const bridge = operatorNetwork(t, env, 'lab', '172.31.98', [{ type: 'portmap', capabilities: { portMappings: true } }, { type: 'firewall' }, { type: 'tuning' }])
   const uuid = randomUUID()
   const [a] = await attach(dataDir, { uuid, netns: await createPodNetns(dataDir, uuid), networks: [{ name: 'lab', ports: [{ hostPort: freePort(), containerPort: 80, protocol: 'tcp', hostIP: '' }] }], hostname: 'x' }, env)
   t.match(a, { name: 'lab', ip: /^172\.31\.98\.\d+$/, iface: 'eth0' })
@@ -251,6 +254,49 @@ t.test("an operator's conflist as podman writes it (ipMasq, firewall, tuning) is
   await detach(dataDir, uuid, env)
   t.same(ruleLines(uuid), [], 'all gone: its namespace was still there for DEL')
   t.same(fs.readdirSync(path.join(scratch(t), 'ipam', 'lab')).filter((f) => f.startsWith('172.')), [])
+  t.same(bridgePorts(bridge), [])
+})
+
+t.test("DEL while the pod ends: podctl's own network at once without the namespace, an operator's in the namespace held for it, or after the end", async (t) => {
+  const dataDir = netDataDir(t)
+  const env = testEnv(t)
+  // ipMasq and firewall rules are undone only by a DEL that finds the pod's interface in its namespace.
+  const bridge = operatorNetwork(t, env, 'lab2', '172.31.97', [{ type: 'firewall' }])
+  const cases = [
+    { network: 'bridge', hold: false, atOnce: true },
+    { network: 'lab2', hold: true, atOnce: true },
+    { network: 'lab2', hold: false, atOnce: false },
+  ]
+  for (const c of cases) {
+    const what = `${c.network}${c.hold ? ', held' : ''}`
+    const uuid = randomUUID()
+    const name = `podctl-t${uuid.slice(0, 8)}`
+    t.equal(spawnSync('ip', ['netns', 'add', name]).status, 0)
+    t.teardown(() => void spawnSync('ip', ['netns', 'del', name]))
+    await attach(dataDir, { uuid, netns: `/run/netns/${name}`, networks: [{ name: c.network }], hostname: 'web' }, env)
+    if (c.network === 'lab2') t.ok(ruleLines(uuid).length > 0, `${what}: its ipMasq and firewall rules`)
+    const held = c.hold ? holdNetns(`/run/netns/${name}`) : undefined
+    // The pod's end, held open by the test: the namespace goes when it settles, as an infra's does (but for the fd held).
+    let settle!: () => void
+    const ending = new Promise<void>((resolve) => (settle = resolve)).then(() => void spawnSync('ip', ['netns', 'del', name]))
+    let done = false
+    const detached = detach(dataDir, uuid, env, { podEnding: ending, ...(held ? { netns: held.path } : {}) }).then(() => (done = true))
+    for (let i = 0; i < 100 && !done; i++) await new Promise((r) => setTimeout(r, 50))
+    if (c.atOnce) {
+      t.ok(done, `${what}: deleted before the end settled`)
+      t.notOk(fs.existsSync(recordFile(dataDir, uuid)), `${what}: no record left`)
+      t.same(ruleLines(uuid), [], `${what}: no rule of the pod left`)
+    } else {
+      t.notOk(done, `${what}: the DEL waits for the end`)
+      t.ok(fs.existsSync(recordFile(dataDir, uuid)), `${what}: the record stays meanwhile`)
+    }
+    settle()
+    await detached
+    held?.release()
+    t.notOk(fs.existsSync(recordFile(dataDir, uuid)), `${what}: no record`)
+  }
+  t.same(ipamHolders(dataDir), [], "no address held on podctl's network")
+  t.same(fs.readdirSync(path.join(scratch(t), 'ipam', 'lab2')).filter((f) => f.startsWith('172.')), [], 'nor on the operator\'s')
   t.same(bridgePorts(bridge), [])
 })
 

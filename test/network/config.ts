@@ -3,7 +3,7 @@
 // operator's (podman's own file as Debian ships it).
 import t from 'tap'
 import { parseCidr } from '../../lib/network/cidr.js'
-import { buildConflist, conflistSubnets, describeConflist, gatewayProblem, parseConflist, subnetProblem, type NetworkSpec } from '../../lib/network/config.js'
+import { buildConflist, conflistSubnets, delNeedsNetns, describeConflist, gatewayProblem, parseConflist, subnetProblem, type NetworkSpec } from '../../lib/network/config.js'
 
 const spec = (over: Partial<NetworkSpec> = {}): NetworkSpec => ({ name: 'front', driver: 'bridge', subnet: parseCidr('10.90.4.0/24')!, gateway: '10.90.4.1', internal: false, iface: 'podctl0123456789', ...over })
 
@@ -25,6 +25,15 @@ t.test('macvlan and ipvlan hang off their parent', async (t) => {
   const i = buildConflist(spec({ driver: 'ipvlan', iface: 'eth0', mode: 'l3' }), '/d')
   t.match(i.plugins[0], { type: 'ipvlan', master: 'eth0', mode: 'l3' })
   t.equal(describeConflist(i, '/f').interface, 'eth0')
+})
+
+t.test("a DEL needs the pod's namespace for an operator's plugins, never for what podctl writes", async (t) => {
+  for (const driver of ['bridge', 'macvlan', 'ipvlan'] as const) t.equal(delNeedsNetns(buildConflist(spec({ driver, iface: driver === 'bridge' ? 'podctl0123456789' : 'eth0' }), '/d')), false, driver)
+  const own = buildConflist(spec(), '/d')
+  t.equal(delNeedsNetns({ ...own, plugins: [{ ...own.plugins[0]!, ipMasq: true }, own.plugins[1]!] }), true, 'bridge with ipMasq: its rules are found from the interface in the namespace')
+  t.equal(delNeedsNetns({ ...own, plugins: [...own.plugins, { type: 'firewall' }] }), true, 'firewall')
+  t.equal(delNeedsNetns({ ...own, plugins: [...own.plugins, { type: 'tuning' }] }), true, 'tuning')
+  t.equal(delNeedsNetns({ ...own, plugins: [{ type: 'ptp', ipam: {} }] }), true, 'a plugin podctl does not write')
 })
 
 t.test("an operator's conflist, and a single plugin's .conf, read as libcni reads them", async (t) => {
