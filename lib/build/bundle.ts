@@ -22,8 +22,11 @@
  *                       lib/cli/commands/<name>/<sub>/action.ts
  *                       (image-import.js); the modules of lib/cli/actions/
  *                       that remain are bundled by their file names
- *   supervisor-main.js  the detached supervisor (lib/run/detach.ts starts
- *                       ./supervisor-main.js next to its own file)
+ *   supervisor.js       the detached supervisor (lib/run/supervisor-main.ts)
+ *   supervisor-main.js  what lib/run/detach.ts starts (./supervisor-main.js
+ *                       next to its own file): a few lines that load
+ *                       supervisor.js with its code cache through
+ *                       bin/load-bundle.js, as bin/podctl loads main.js
  *   remove-worker.js    gc's removal threads (lib/fs/remove-pool.ts), the
  *                       same way
  * A declaration's `import('./action.js')` is left as a run-time require of
@@ -76,7 +79,7 @@ const BUNDLE_OF = new Map([...ACTIONS].map(([name, file]) => [file, name]))
 
 const ENTRIES: Record<string, string> = {
   main: path.join(cli, 'main.js'),
-  'supervisor-main': path.join(lib, 'run/supervisor-main.js'),
+  supervisor: path.join(lib, 'run/supervisor-main.js'),
   'remove-worker': path.join(lib, 'fs/remove-worker.js'),
   ...Object.fromEntries(ACTIONS),
 }
@@ -186,16 +189,31 @@ const bundle = async (): Promise<void> => {
   })
   // The package is "type": "module"; these files are CommonJS.
   fs.writeFileSync(path.join(out, 'package.json'), '{ "type": "commonjs" }\n')
+  fs.writeFileSync(
+    path.join(out, 'supervisor-main.js'),
+    "'use strict'\n// The detached supervisor: its bundle, with the code cache the build made (lib/build/bundle.ts).\nrequire('../../bin/load-bundle.js').load('supervisor.js')\n",
+  )
+}
+
+/** How long the build waits for a detached supervisor to end and write its cache. */
+const SUPERVISOR_CACHE_MS = 10_000
+
+/** Waits (blocking, in steps of 50 ms) until `done` or `ms` have passed. */
+const waitFor = (done: () => boolean, ms: number): void => {
+  const step = new Int32Array(new SharedArrayBuffer(4))
+  for (const end = Date.now() + ms; !done() && Date.now() < end; ) Atomics.wait(step, 0, 0, 50)
 }
 
 /**
  * Makes the V8 code cache of the bundles (`X.js.cache`, which bin/podctl
  * loads): runs one command of each kind through bin/podctl against a
- * scratch data dir, and each bundle's cache is written by the first
- * command that loads it, after the command has run, so that it holds
- * every function the command compiled. `run` goes first: main.js's cache
- * is the one `podctl run` starts with. A command that fails leaves its
- * bundle without a cache, which costs time, not correctness.
+ * scratch data dir, and each command rewrites the cache of every bundle it
+ * loaded, after it has run: the cache it started from plus what it
+ * compiled. So run.js's cache holds a host pod's path and, where this
+ * machine can run one (root, an OCI runtime), an isolated pod's, which
+ * would otherwise be compiled by every `run --isolation namespaces` and
+ * image run. A command that cannot run here (no runtime) adds what it
+ * compiled before it failed, which costs time, not correctness.
  */
 const makeCodeCaches = (): void => {
   const bin = path.join(root, 'bin', 'podctl')
@@ -206,8 +224,17 @@ const makeCodeCaches = (): void => {
     if (r.status !== 0) console.warn(`build: code cache: podctl ${args.join(' ')} exited ${r.status ?? r.signal}: ${r.stderr.trim()}`)
     return r.stdout.trim()
   }
+  /** A command this machine may not be able to run: what it compiles counts, its failure is not reported. */
+  const mayFail = (...args: string[]): void => void spawnSync(process.execPath, [bin, '--dir', dataDir, ...args], { env, stdio: 'ignore' })
   try {
     podctl('run', '--', 'true')
+    // The runtime room, on no network: nothing is made on the host but the pod's cgroup, which its end removes.
+    if (process.geteuid?.() === 0) mayFail('run', '--isolation', 'namespaces', '--network', 'none', '--', 'true')
+    // The detached supervisor writes its bundle's cache as it exits, when its pod has ended.
+    const supervisorCache = path.join(out, 'supervisor.js.cache')
+    if (process.geteuid?.() === 0) mayFail('run', '--detach', '--isolation', 'namespaces', '--network', 'none', '--', 'true')
+    if (!fs.existsSync(supervisorCache)) podctl('run', '--detach', '--', 'true')
+    waitFor(() => fs.existsSync(supervisorCache), SUPERVISOR_CACHE_MS)
     const uuid = podctl('prepare', '--', 'true')
     const commands = [['run-prepared', uuid], ['list'], ['status', uuid], ['cat-manifest', uuid], ['logs', uuid], ['app', 'list', uuid], ['stop', uuid], ['volume', 'list'], ['rm', uuid], ['gc']]
     for (const args of commands) podctl(...args)
