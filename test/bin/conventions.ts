@@ -4,7 +4,7 @@
 // racing rm (part 1): a pod removed while waited for is exit 3, never a
 // status that says "deleting" with exit 0.
 import t from 'tap'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { BIN, UUID_RE, type Test } from '../helpers/common.js'
 import { podctl, podctlAsync, runDetached } from '../helpers/cli-util.js'
 import { dataDir } from '../helpers/run-util.js'
@@ -114,6 +114,33 @@ t.test('stop --uuid-file and -f; run -d; -v; inspect is the JSON of status', asy
   const v = podctl(dir, ['-v'])
   t.equal(v.status, 0)
   t.equal(v.stdout, podctl(dir, ['--version']).stdout, '-v is --version')
+})
+
+t.test("status --wait of a finished pod whose lock a remover keeps taking and letting go: exited, never running", async (t) => {
+  const dir = dataDir(t)
+  const uuid = await runDetached(t, dir, ['--', 'true'])
+  t.equal(podctl(dir, ['status', uuid, '--wait']).status, 0)
+  // As rm and gc do, a process takes the finished pod's lock in run/ (where it reads "running") and lets it go, again and again.
+  const dist = new URL('../../dist/lib/index.js', import.meta.url).href
+  const toggler = spawn(process.execPath, ['--input-type=module', '-e', `
+    const { tryLock } = await import(${JSON.stringify(dist)})
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+    console.log('toggling')
+    for (const end = Date.now() + 60000; Date.now() < end; ) {
+      const lock = tryLock(${JSON.stringify(dir)}, ${JSON.stringify(uuid)})
+      await sleep(20)
+      lock?.release()
+      await sleep(2)
+    }`], { stdio: ['ignore', 'pipe', 'inherit'] })
+  t.teardown(() => void toggler.kill('SIGKILL'))
+  await new Promise((resolve) => toggler.stdout!.once('data', resolve))
+  const states: string[] = []
+  for (let i = 0; i < 12; i++) {
+    const w = await podctlAsync(t, dir, ['status', uuid, '--wait'])
+    t.equal(w.status, 0, w.stderr)
+    states.push(/^state=(.*)$/m.exec(w.stdout)?.[1] ?? w.stdout)
+  }
+  t.same(states, Array(12).fill('exited'), 'every status --wait printed the pod as exited')
 })
 
 t.test('status --wait racing rm: the pod finished (exit 0, an exited state) or it was removed (exit 3); never "deleting" with 0', async (t) => {

@@ -4,6 +4,7 @@ import { parseDuration, parseNonNegativeDuration } from '../../../duration.js'
 import type { Pod } from '../../../pod/pod.js'
 import { podFromArg } from '../../../pod/find.js'
 import { reapOrphans } from '../../../pod/reap.js'
+import { isFinishedState } from '../../../pod/state.js'
 import { podView } from '../../../pod/view.js'
 import { waitFinished, waitReady } from '../../../pod/wait.js'
 import { readUUIDFromFile } from '../../../pod/uuid.js'
@@ -75,14 +76,21 @@ export const status = async (ctx: Context, dataDir: string, uuidArg: string | un
   } finally {
     waiting.finish()
   }
-  if (ready !== undefined || wait !== undefined) {
+  for (;;) {
     // What was waited for is gone, or going: `rm` or `gc` won the race.
     // That is "no such pod" (3), not a status with exit 0.
-    if (!podStillThere(pod)) {
+    if ((ready !== undefined || wait !== undefined) && !podStillThere(pod)) {
       throw new PodctlError('ENOPOD', `pod ${pod.uuid} was removed while status waited for it`)
     }
+    reapOrphans(pod)
+    const v = withVolumes(pod, podView(pod))
+    // A pod seen finished never runs again: one that reads as running holds
+    // a remover's lock in run/ (rm, gc), whose end is waited for in turn.
+    if (wait !== undefined && !isFinishedState(v.state)) {
+      await waitFinished(pod, finishSignal ? { signal: finishSignal } : {})
+      continue
+    }
+    ctx.io.out(isJson(opts.format) ? toJson(v, opts.format) : statusLines(v, ctx.io.colour))
+    return
   }
-  reapOrphans(pod)
-  const v = withVolumes(pod, podView(pod))
-  ctx.io.out(isJson(opts.format) ? toJson(v, opts.format) : statusLines(v, ctx.io.colour))
 }
