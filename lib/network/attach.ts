@@ -24,6 +24,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError, errnoCode, shortId } from '../errors.js'
 import { sweepDeadTemporaries } from '../fs/atomic.js'
+import { lockHeldAt } from '../lock/lock.js'
 import { acquireLockIn } from '../lock/with-lock.js'
 import { isLocked } from '../pod/locks.js'
 import { procStart, sameProcess } from '../proc/identity.js'
@@ -95,6 +96,9 @@ const withPodLock = async <T>(dataDir: string, uuid: string, fn: () => Promise<T
   }
 }
 
+/** Whether a live process holds the pod's network lock (an attach, a reservation, a detach). */
+const networkLockHeld = (dataDir: string, uuid: string): boolean => lockHeldAt(podNetworkLock(dataDir, uuid))
+
 const requireRoot = (): void => {
   if ((process.geteuid?.() ?? 0) !== 0) throw new PodctlError('EFAILED', 'attaching a pod to a CNI network needs root', 'a podctl that is not root gives its pods a user-mode network (slirp4netns or pasta)')
 }
@@ -123,7 +127,7 @@ const netnsForDel = (rec: PodNetworkRecord): string => {
 }
 
 /** Checks a request before anything is written: EUSAGE naming what is wrong. */
-const checkRequest = (req: AttachRequest): void => {
+const checkRequest = (req: ReserveRequest): void => {
   if (req.networks.length === 0) throw new PodctlError('EUSAGE', 'attach: no network named')
   const names = req.networks.map((n) => n.name)
   const twice = names.find((n, i) => names.indexOf(n) !== i)
@@ -181,25 +185,47 @@ const waitForPlugin = async (running: AttachmentRecord['running'], ms: number): 
  * an unknown network, EFAILED for a plugin's failure (what it said).
  */
 export const attach = async (dataDir: string, req: AttachRequest, env: NetworkEnv): Promise<Attachment[]> => {
+  const { netns, holder, ...rest } = req
+  if (netnsIdentity(netns) === undefined) throw noNetns(req.uuid, netns)
+  return (await reserveAttach(dataDir, rest, env)).add(netns, holder)
+}
+
+/** What reserveAttach needs: attach's request but the namespace, which need not exist yet. */
+export type ReserveRequest = Omit<AttachRequest, 'netns' | 'holder'>
+
+/**
+ * A pod's networks reserved: attach's checks made, its record written
+ * (its host ports claimed) and its network lock held, until `add` runs
+ * CNI ADD in its namespace (as attach, whose result it returns) or
+ * `cancel` drops the record. A runtime reserves while the pod's infra
+ * starts, and adds once the infra's namespace exists.
+ */
+export interface PendingAttach {
+  add(netns: string, holder?: { pid: number; start: string }): Promise<Attachment[]>
+  cancel(): void
+}
+
+/** Checks a request and writes its record, holding the pod's network lock: attach's part before the namespace. */
+export const reserveAttach = async (dataDir: string, req: ReserveRequest, env: NetworkEnv): Promise<PendingAttach> => {
   requireRoot()
   checkRequest(req)
   const nets: Network[] = []
   for (const n of req.networks) nets.push(await findNetwork(dataDir, n.name, env))
   for (const n of nets) checkRoute(n)
-  const netnsId = netnsIdentity(req.netns)
-  if (netnsId === undefined) throw new PodctlError('EFAILED', `pod ${shortId(req.uuid)}'s network namespace ${req.netns} does not exist`)
   await ensureRules(dataDir, nets)
-  return withPodLock(dataDir, req.uuid, async () => {
+  ensureRecordsDir(dataDir)
+  const lock = acquireLockIn(podNetworkLock(dataDir, req.uuid), `the networks of pod ${shortId(req.uuid)}`, { wait: true, timeoutMs: LOCK_WAIT_MS })
+  let rec: PodNetworkRecord
+  try {
     const old = readRecord(dataDir, req.uuid)
-    if (old !== undefined && ('damaged' in old || old.attachments.length > 0 || old.netns !== req.netns)) {
-      throw new PodctlError('EBADSTATE', `pod ${shortId(req.uuid)} is attached to networks already`, 'detach it first (its networks are deleted when it stops)')
-    }
-    const rec: PodNetworkRecord = {
+    if (old !== undefined && ('damaged' in old || old.attachments.length > 0)) throw attachedAlready(req.uuid)
+    rec = {
       uuid: req.uuid,
       name: req.name ?? null,
-      netns: req.netns,
-      netnsId,
-      holder: req.holder ?? null,
+      // A namespace createPodNetns made is recorded already; another is named by add.
+      netns: old?.netns ?? '',
+      netnsId: old?.netnsId ?? null,
+      holder: null,
       // A namespace createPodNetns made stays podctl's to remove.
       ownNetns: req.ownNetns === true || old?.ownNetns === true,
       hostname: req.hostname,
@@ -229,32 +255,80 @@ export const attach = async (dataDir: string, req: AttachRequest, env: NetworkEn
       if (ports.length > 0) checkPortsFree(ports, allRecords(dataDir).filter((r) => r.uuid !== req.uuid))
       writeRecord(dataDir, rec)
     })
-    try {
-      for (const a of rec.attachments) {
-        const onSpawn = (pid: number): void => {
-          a.running = { pid, start: procStart(pid) ?? '' }
-          writeRecord(dataDir, rec)
+  } catch (er) {
+    lock.release()
+    throw er
+  }
+  let settled = false
+  const settle = (): void => {
+    if (settled) throw new Error('bug: a reservation of networks is added or cancelled once')
+    settled = true
+  }
+  /** Nothing was added: the record goes, but one of a namespace createPodNetns made, which the pod's detach removes. */
+  const unreserve = (): void => {
+    rec.attachments = []
+    if (rec.ownNetns) writeRecord(dataDir, rec)
+    else removeRecord(dataDir, rec.uuid)
+  }
+  return {
+    cancel: () => {
+      settle()
+      try {
+        unreserve()
+      } finally {
+        lock.release()
+      }
+    },
+    add: async (netns, holder) => {
+      settle()
+      try {
+        if (rec.netns !== '' && rec.netns !== netns) throw attachedAlready(req.uuid)
+        const netnsId = netnsIdentity(netns)
+        if (netnsId === undefined) {
+          unreserve()
+          throw noNetns(req.uuid, netns)
         }
-        const result = await addList(a.config, target(rec, a, req.netns), a.capabilityArgs, env, { onSpawn })
-        a.state = 'added'
-        a.result = result
-        a.running = null
+        Object.assign(rec, { netns, netnsId, holder: holder ?? null })
+        await addAll(dataDir, rec, env, req.resolv)
+        return recordAttachments(rec)
+      } finally {
+        lock.release()
+      }
+    },
+  }
+}
+
+const attachedAlready = (uuid: string): PodctlError =>
+  new PodctlError('EBADSTATE', `pod ${shortId(uuid)} is attached to networks already`, 'detach it first (its networks are deleted when it stops)')
+
+const noNetns = (uuid: string, netns: string): PodctlError => new PodctlError('EFAILED', `pod ${shortId(uuid)}'s network namespace ${netns} does not exist`)
+
+/** ADD of a reserved record's attachments, in its namespace, then its /etc files and its peers' names; on a failure, DEL of what was added. */
+const addAll = async (dataDir: string, rec: PodNetworkRecord, env: NetworkEnv, resolv: ResolvOptions | undefined): Promise<void> => {
+  try {
+    for (const a of rec.attachments) {
+      const onSpawn = (pid: number): void => {
+        a.running = { pid, start: procStart(pid) ?? '' }
         writeRecord(dataDir, rec)
       }
-      if (rec.etcDir !== null) writeEtcFiles(rec.etcDir, { hosts: hostsFile(hostsInput(rec, [])), 'resolv.conf': resolvConf(hostResolvConf(), req.resolv), hostname: hostnameFile(rec.hostname) })
-      await refreshNames(dataDir, namedNetworks(rec))
-    } catch (er) {
-      try {
-        await delRecord(dataDir, rec, env, { keepNetns: true })
-      } catch {
-        // The record stays; gc deletes what is left.
-      }
-      // Peers that learnt its name forget it.
-      await refreshNames(dataDir, namedNetworks(rec)).catch(() => {})
-      throw er
+      const result = await addList(a.config, target(rec, a, rec.netns), a.capabilityArgs, env, { onSpawn })
+      a.state = 'added'
+      a.result = result
+      a.running = null
+      writeRecord(dataDir, rec)
     }
-    return recordAttachments(rec)
-  })
+    if (rec.etcDir !== null) writeEtcFiles(rec.etcDir, { hosts: hostsFile(hostsInput(rec, [])), 'resolv.conf': resolvConf(hostResolvConf(), resolv), hostname: hostnameFile(rec.hostname) })
+    await refreshNames(dataDir, namedNetworks(rec))
+  } catch (er) {
+    try {
+      await delRecord(dataDir, rec, env, { keepNetns: true })
+    } catch {
+      // The record stays; gc deletes what is left.
+    }
+    // Peers that learnt its name forget it.
+    await refreshNames(dataDir, namedNetworks(rec)).catch(() => {})
+    throw er
+  }
 }
 
 /**
@@ -314,9 +388,10 @@ const releaseDeadPeers = async (dataDir: string, rec: PodNetworkRecord, env: Net
   if (ports.length === 0 && named.length === 0) return
   const inTheWay = (other: PodNetworkRecord): boolean =>
     other.attachments.some((a) => named.includes(a.network) || publishedPorts([a]).some((t) => ports.some((p) => clashes(p, normalizePort(t)))))
-  // Dead: no process holds its pod's lock, and its namespace is gone with its infra (a namespace of the
-  // record's that is still there, such as one createPodNetns made, belongs to something alive).
-  const dead = (other: PodNetworkRecord): boolean => !isLocked(dataDir, other.uuid) && netnsForDel(other) === ''
+  // Dead: no process holds its pod's lock or its network lock (a reservation waiting for its namespace), and
+  // its namespace is gone with its infra (a namespace of the record's that is still there, such as one
+  // createPodNetns made, belongs to something alive).
+  const dead = (other: PodNetworkRecord): boolean => !isLocked(dataDir, other.uuid) && !networkLockHeld(dataDir, other.uuid) && netnsForDel(other) === ''
   for (const other of allRecords(dataDir)) {
     if (other.uuid === rec.uuid || !inTheWay(other) || !dead(other)) continue
     // What cannot be deleted now stays for gc; the port check then names the pod.
@@ -395,12 +470,12 @@ export interface NetworkGcResult {
 
 /**
  * gc's network pass: DEL for every recorded pod that is not alive (by
- * default: no live process holds its pod lock), then, for host-local
+ * default: no live process holds its pod lock or its network lock), then, for host-local
  * addresses of the data dir's networks that no record accounts for, DEL
  * by container id. Goes past a failure, and reports it.
  */
 export const gcNetworks = async (dataDir: string, env: NetworkEnv, opts: { alive?: (uuid: string) => boolean } = {}): Promise<NetworkGcResult> => {
-  const alive = opts.alive ?? ((uuid: string) => isLocked(dataDir, uuid))
+  const alive = opts.alive ?? ((uuid: string) => isLocked(dataDir, uuid) || networkLockHeld(dataDir, uuid))
   const out: NetworkGcResult = { detached: [], released: [], failed: [] }
   // Addresses are listed before records are read: an ADD records itself before it takes one.
   const held = ipamHolders(dataDir)

@@ -31,7 +31,7 @@ import { PodContainers } from './pod-containers.js'
 import { limitsRefused, makePodRoot, podFacts, podLimits } from './pod-facts.js'
 import type { Attachment } from '../network/records.js'
 import { hostAddress, writePodFiles } from './pod-files.js'
-import { addHostsOf, joinNetworks, resolvOf, type PodNetworking } from './pod-network.js'
+import { addHostsOf, reserveNetworks, resolvOf, type PendingNetworks, type PodNetworking } from './pod-network.js'
 import { findRuntime, type RuntimeRef } from './runtime.js'
 import type { AppProcess, PodRuntime, StartOptions } from './types.js'
 import { podIds, type PodIds } from './userns.js'
@@ -101,6 +101,7 @@ export class OciRuntime implements PodRuntime {
     // its runtime starts first, and that is made while it works.
     const starting = PodContainers.start(driver, pod.uuid, pod.path, infraSpec(facts, limits))
     let secrets: Promise<string[]>
+    let reserving: Promise<PendingNetworks | undefined>
     try {
       // Root without a user namespace reads what modes forbid: the host's secrets are masked in its apps.
       secrets = ids.map === undefined && m.apps.some((a) => a.image === undefined) ? hostSecrets() : Promise.resolve([])
@@ -114,17 +115,31 @@ export class OciRuntime implements PodRuntime {
         resolv: resolvOf(m),
         hostAddress: hostAddress(),
       })
+      // What the networks need no namespace for (checks, the record, the ports) is done while the infra starts.
+      reserving = reserveNetworks(m, { dataDir: pod.dataDir, podDir: pod.path, uuid: pod.uuid, hostname: facts.hostname })
     } catch (er) {
       await starting.then((c) => c.close(), () => {})
       throw er
     }
-    const containers = await starting
+    const [started, reserved] = await Promise.allSettled([starting, reserving])
+    if (started.status === 'rejected') {
+      if (reserved.status === 'fulfilled') reserved.value?.cancel()
+      throw started.reason
+    }
+    const containers = started.value
     let network: PodNetworking | undefined
     try {
-      if (facts.unified && limits !== undefined) {
-        writeUnifiedLimits(podCgroup(pod.uuid), { ...limits, ...(limits.cpuCores !== undefined ? { cpuQuotaUs: Math.round(limits.cpuCores * CPU_PERIOD_US), cpuPeriodUs: CPU_PERIOD_US } : {}) })
+      if (reserved.status === 'rejected') throw reserved.reason
+      const pending = reserved.value
+      try {
+        if (facts.unified && limits !== undefined) {
+          writeUnifiedLimits(podCgroup(pod.uuid), { ...limits, ...(limits.cpuCores !== undefined ? { cpuQuotaUs: Math.round(limits.cpuCores * CPU_PERIOD_US), cpuPeriodUs: CPU_PERIOD_US } : {}) })
+        }
+      } catch (er) {
+        pending?.cancel()
+        throw er
       }
-      network = await joinNetworks(m, { dataDir: pod.dataDir, podDir: pod.path, uuid: pod.uuid, hostname: facts.hostname, infra: { pid: containers.infraPid, start: containers.infraStart } })
+      network = await pending?.join({ pid: containers.infraPid, start: containers.infraStart })
       return new OciRuntime(pod, manifest, containers, facts, ids, renders, await secrets, network)
     } catch (er) {
       await containers.close()

@@ -1,8 +1,9 @@
 /**
  * An isolated pod on its networks (CONTRACT §14), as the runtime joins
  * and leaves them: the pod's network namespace is its infra's, made new
- * when the infra starts; once the infra runs, CNI ADD of each network the
- * pod names (lib/network/attach.ts), with its published ports on the
+ * when the infra starts; while it starts, the checks and the record of
+ * each network the pod names (its host ports claimed); once it runs, CNI
+ * ADD of each (lib/network/attach.ts), with its published ports on the
  * first, its /etc files written in the pod's `etc/`; and DEL when the pod
  * ends. A pod whose supervisor dies without that DEL (SIGKILL) loses its
  * namespace with its infra (the veths go with it); its addresses, ports
@@ -12,7 +13,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError } from '../errors.js'
-import { attach, detach, gcNetworks, type NetworkGcResult } from '../network/attach.js'
+import { detach, gcNetworks, reserveAttach, type NetworkGcResult } from '../network/attach.js'
 import type { ResolvOptions } from '../network/etc-files.js'
 import { holdNetns } from '../network/netns.js'
 import { normalizePort } from '../network/ports.js'
@@ -43,73 +44,91 @@ export interface PodNetworking {
   leave(podEnding?: Promise<unknown>): Promise<void>
 }
 
-export interface JoinInput {
+export interface ReserveInput {
   dataDir: string
   podDir: string
   uuid: string
   hostname: string
-  /** The infra, whose network namespace is the pod's. */
-  infra: { pid: number; start: string | null }
+}
+
+/** The infra, whose network namespace is the pod's. */
+export interface Infra {
+  pid: number
+  start: string | null
+}
+
+/** A pod's networks reserved before its infra runs: joined once it runs, or cancelled. */
+export interface PendingNetworks {
+  join(infra: Infra): Promise<PodNetworking>
+  cancel(): void
 }
 
 /**
- * Joins the pod to the networks its manifest names (none for the host's
- * network or `none`). Throws what attach throws: ENONETWORK (3) for a
+ * Reserves the networks the pod's manifest names (none for the host's
+ * network or `none`): what needs no namespace is done while the infra
+ * starts, the checks and the record with its host ports (reserveAttach).
+ * Throws, there or at the join, what attach throws: ENONETWORK (3) for a
  * network there is none of, EBADSTATE (4) for a host port taken (naming
  * who holds it), EFAILED for a plugin's failure; nothing is left joined.
  */
-export const joinNetworks = async (m: PodManifest, input: JoinInput): Promise<PodNetworking | undefined> => {
+export const reserveNetworks = async (m: PodManifest, input: ReserveInput): Promise<PendingNetworks | undefined> => {
   const names = podNetworks(m)
   if (names.length === 0) return undefined
+  const podNames = [...new Set([...(m.name !== undefined ? [m.name] : []), ...m.apps.map((a) => a.name)])]
   // A user that is not root has no CNI: the default network is a user-mode one, as rootless podman's is.
   if (process.geteuid?.() !== 0) {
     rootlessNetworkProblem(names)
-    return joinUserNetwork({
-      podDir: input.podDir,
-      uuid: input.uuid,
-      hostname: input.hostname,
-      names: [...new Set([...(m.name !== undefined ? [m.name] : []), ...m.apps.map((a) => a.name)])],
-      infraPid: input.infra.pid,
-      ports: (m.ports ?? []).map(normalizePort),
-      addHosts: addHostsOf(m),
-      resolv: resolvOf(m),
-      etcDir: path.join(input.podDir, POD_FILES_DIR),
-    })
+    const join = (infra: Infra): Promise<PodNetworking> =>
+      joinUserNetwork({
+        podDir: input.podDir,
+        uuid: input.uuid,
+        hostname: input.hostname,
+        names: podNames,
+        infraPid: infra.pid,
+        ports: (m.ports ?? []).map(normalizePort),
+        addHosts: addHostsOf(m),
+        resolv: resolvOf(m),
+        etcDir: path.join(input.podDir, POD_FILES_DIR),
+      })
+    return { join, cancel: () => {} }
   }
   const env = networkEnv()
-  // Held from the ADD to the DEL, so that a DEL that works in the namespace finds it whole however soon the infra ends.
-  const held = holdNetns(`/proc/${input.infra.pid}/ns/net`)
-  let attachments: Attachment[]
-  try {
-    attachments = await attach(
-      input.dataDir,
-      {
-        uuid: input.uuid,
-        netns: `/proc/${input.infra.pid}/ns/net`,
-        ...(input.infra.start !== null ? { holder: { pid: input.infra.pid, start: input.infra.start } } : {}),
-        // podman publishes a pod's ports on its first network.
-        networks: names.map((name, i) => ({ name, ...(i === 0 && m.ports !== undefined ? { ports: m.ports.map(normalizePort) } : {}) })),
-        name: m.name ?? null,
-        hostname: input.hostname,
-        names: [...new Set([...(m.name !== undefined ? [m.name] : []), ...m.apps.map((a) => a.name)])],
-        addHosts: addHostsOf(m),
-        etcDir: path.join(input.podDir, POD_FILES_DIR),
-        resolv: resolvOf(m),
-      },
-      env,
-    )
-  } catch (er) {
-    held?.release()
-    throw er
-  }
-  const leave = async (podEnding?: Promise<unknown>): Promise<void> => {
+  const pending = await reserveAttach(
+    input.dataDir,
+    {
+      uuid: input.uuid,
+      // podman publishes a pod's ports on its first network.
+      networks: names.map((name, i) => ({ name, ...(i === 0 && m.ports !== undefined ? { ports: m.ports.map(normalizePort) } : {}) })),
+      name: m.name ?? null,
+      hostname: input.hostname,
+      names: podNames,
+      addHosts: addHostsOf(m),
+      etcDir: path.join(input.podDir, POD_FILES_DIR),
+      resolv: resolvOf(m),
+    },
+    env,
+  )
+  const join = async (infra: Infra): Promise<PodNetworking> => {
+    const netns = `/proc/${infra.pid}/ns/net`
+    // Held from the ADD to the DEL, so that a DEL that works in the namespace finds it whole however soon the infra ends.
+    const held = holdNetns(netns)
+    let attachments: Attachment[]
     try {
-      await detach(input.dataDir, input.uuid, env, { ...(podEnding !== undefined ? { podEnding } : {}), ...(held !== undefined ? { netns: held.path } : {}) })
-    } finally {
+      attachments = await pending.add(netns, infra.start !== null ? { pid: infra.pid, start: infra.start } : undefined)
+    } catch (er) {
       held?.release()
+      throw er
     }
+    const leave = async (podEnding?: Promise<unknown>): Promise<void> => {
+      try {
+        await detach(input.dataDir, input.uuid, env, { ...(podEnding !== undefined ? { podEnding } : {}), ...(held !== undefined ? { netns: held.path } : {}) })
+      } finally {
+        held?.release()
+      }
+    }
+    return { attachments, leave }
   }
-  return { attachments, leave }
+  return { join, cancel: () => pending.cancel() }
 }
 
 /**

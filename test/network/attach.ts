@@ -12,7 +12,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
-import { attach, attachmentsOf, createPodNetns, detach, formatNetworks, gcNetworks, ipamHolders } from '../../lib/network/attach.js'
+import { attach, attachmentsOf, createPodNetns, detach, formatNetworks, gcNetworks, ipamHolders, reserveAttach } from '../../lib/network/attach.js'
 import { bridgeOf } from '../../lib/network/config.js'
 import { dataDirTag } from '../../lib/network/firewall.js'
 import { bridgePorts } from '../../lib/network/host.js'
@@ -180,6 +180,38 @@ t.test('a host port another pod publishes or a process holds is refused, naming 
   })
   t.same(ruleLines(second), [], 'no rule of the refused pod')
   for (const u of [first, second]) await detach(dataDir, u, env)
+})
+
+t.test('a reservation (before the namespace exists) claims its host port at once; cancelled, or added where there is no namespace, it leaves nothing', async (t) => {
+  const dataDir = netDataDir(t)
+  const env = testEnv(t)
+  const port = freePort()
+  const ports = [{ hostPort: port, containerPort: 80, protocol: 'tcp' as const, hostIP: '' }]
+  const first = randomUUID()
+  const pending = await reserveAttach(dataDir, { uuid: first, name: 'early', networks: [{ name: 'bridge', ports }], hostname: 'early' }, env)
+  t.ok(fs.existsSync(recordFile(dataDir, first)), 'the record is written before any ADD')
+  t.same(ipamHolders(dataDir), [], 'no address is taken before the namespace exists')
+  const second = randomUUID()
+  await t.rejects(reserveAttach(dataDir, { uuid: second, networks: [{ name: 'bridge', ports }], hostname: 'b' }, env), {
+    code: 'EBADSTATE',
+    message: `host port ${port}/tcp is taken: pod ${first.slice(0, 8)} (early) holds it`,
+  })
+  const gc = await gcNetworks(dataDir, env)
+  t.same([gc.detached, gc.failed], [[], []], 'gc leaves a reservation alone: its network lock is held')
+  t.ok(fs.existsSync(recordFile(dataDir, first)))
+  pending.cancel()
+  t.notOk(fs.existsSync(recordFile(dataDir, first)), 'cancelled: no record')
+  t.throws(() => pending.cancel(), /once/, 'a reservation ends once')
+  const again = await reserveAttach(dataDir, { uuid: second, networks: [{ name: 'bridge', ports }], hostname: 'b' }, env)
+  await t.rejects(again.add(`/run/netns/podctl-gone-${second.slice(0, 8)}`), { code: 'EFAILED', message: /network namespace .* does not exist/ })
+  t.notOk(fs.existsSync(recordFile(dataDir, second)), 'no namespace: no record, and the port is free again')
+  t.same(ipamHolders(dataDir), [])
+  const netns = await createPodNetns(dataDir, first)
+  const late = await reserveAttach(dataDir, { uuid: first, networks: [{ name: 'bridge', ports }], hostname: 'early' }, env)
+  const [a] = await late.add(netns)
+  t.match(a, { name: 'bridge', ip: /^10\.9[01]\./ }, 'added in the namespace made before')
+  await detach(dataDir, first, env)
+  t.notOk(netnsNames().includes(`podctl-${first}`), 'detach removes that namespace')
 })
 
 t.test('DEL after the namespace is gone (the infra died with it): no address, no rule, no veth', async (t) => {
