@@ -120,6 +120,14 @@ t.test('every room of lib/ is in the table', async (t) => {
   for (const r of rooms) t.ok(r in MAY_IMPORT, `${r} has a floor`)
 })
 
+// Small modules with one job: the runtime and image rooms were cut to this when they were rebuilt (issue 29).
+t.test('no file of lib/runtime or lib/image is over 300 lines', async (t) => {
+  const files = sources(LIB).filter((f) => ['runtime', 'image'].includes(roomOf(path.relative(LIB, f))))
+  t.ok(files.length > 20, 'the rooms are read')
+  const long = files.map((f) => [path.relative(LIB, f), fs.readFileSync(f, 'utf8').split('\n').length - 1] as const).filter(([, n]) => n > 300)
+  t.same(long, [], 'each is 300 lines or less')
+})
+
 t.test('no import points up or sideways', async (t) => {
   const bad: string[] = []
   let checked = 0

@@ -51,7 +51,7 @@ class TargetProblem extends Error {}
 const cannotMake = (target: string, why: string): Error => new Error(`mount target ${target} in the app's root ${why}`)
 
 /** A root as seen for claiming: entries by their resolved components (no link among them). */
-interface View {
+export interface View {
   lstat(at: readonly string[]): fs.Stats | undefined
   readlink(at: readonly string[]): string
   /** Makes `at` (whose parent is a directory) a directory, replacing what else is there; `owner` in the place of the view's. */
@@ -297,5 +297,3 @@ export const appendLine = (view: View, p: string, line: string, max: number): vo
     throw er
   }
 }
-
-export type { View }
