@@ -20,6 +20,8 @@ interface ProcStat {
   pgrp: number
   session: number
   ttyNr: number
+  /** The kernel's PF_ flags (field 9). */
+  flags: number
   start: string
 }
 
@@ -33,8 +35,14 @@ export const procStat = (pid: number): ProcStat | undefined => {
   }
   const f = text.slice(text.lastIndexOf(')') + 2).split(' ')
   // f[0] is field 3 (state); field N is f[N - 3].
-  return { state: f[0]!, ppid: Number(f[1]), pgrp: Number(f[2]), session: Number(f[3]), ttyNr: Number(f[4]), start: f[19]! }
+  return { state: f[0]!, ppid: Number(f[1]), pgrp: Number(f[2]), session: Number(f[3]), ttyNr: Number(f[4]), flags: Number(f[6]), start: f[19]! }
 }
+
+/** PF_EXITING: the process is in its exit (a pid namespace's init waits there for every other process of its namespace). */
+const PF_EXITING = 0x4
+
+/** Whether `pid` has begun to exit and not finished (it is no zombie yet). */
+export const exiting = (pid: number): boolean => ((procStat(pid)?.flags ?? 0) & PF_EXITING) !== 0
 
 /** Whether `pid` is a live process (a zombie is dead: it only waits to be reaped). */
 export const alive = (pid: number | null | undefined): boolean => {
