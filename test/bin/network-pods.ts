@@ -134,12 +134,14 @@ t.test('a published port is answered at the host\'s own address; a taken host po
   const dir = podsDataDir(t)
   const [port, onlyHost] = [freeHostPort(), freeHostPort()]
   const pub = detached(t, dir, isolated('np-pub', [server('np-srv', 'hi-pub')], { ports: [{ hostPort: port, containerPort: 8080 }, { hostPort: onlyHost, containerPort: 8080, protocol: 'tcp', hostIP: host }] }))
-  const answered = await pollUntil(`${host}:${port} to answer`, async () => ((await fetchText(host!, port)) === 'hi-pub' ? 'hi-pub' : undefined), { polls: 100, intervalMs: 100 }).catch(() => fetchText(host!, port))
-  t.equal(answered, 'hi-pub', `${host}:${port} (the default route's interface) reaches the pod's 8080`)
-  t.equal(await fetchText('127.0.0.1', port), 'hi-pub', `and 127.0.0.1:${port}`)
-  // Asked again like the first: once under CI's load a first connection here went unanswered for 3 s (not reproduced alone).
-  const there = await pollUntil(`${host}:${onlyHost} to answer`, async () => ((await fetchText(host!, onlyHost)) === 'hi-pub' ? 'hi-pub' : undefined), { polls: 5, intervalMs: 100 }).catch(() => fetchText(host!, onlyHost))
-  t.equal(there, 'hi-pub', `a port published on ${host} is answered there`)
+  // Each asked up to five times: the pod's server may not listen yet at the first; and in two CI runs
+  // (with network-crash.ts and network.ts beside it) one connection right after the first answer went
+  // unanswered for 3 s, which no run of this file alone or under CPU load has shown.
+  const answers = (at: string, p: number, polls = 5): Promise<string> =>
+    pollUntil(`${at}:${p} to answer`, async () => ((await fetchText(at, p)) === 'hi-pub' ? 'hi-pub' : undefined), { polls, intervalMs: 100 }).catch(() => fetchText(at, p))
+  t.equal(await answers(host!, port, 100), 'hi-pub', `${host}:${port} (the default route's interface) reaches the pod's 8080`)
+  t.equal(await answers('127.0.0.1', port), 'hi-pub', `and 127.0.0.1:${port}`)
+  t.equal(await answers(host!, onlyHost), 'hi-pub', `a port published on ${host} is answered there`)
   const gateway = (await ipOf(dir, pub)).replace(/\.\d+$/, '.1')
   for (const other of ['127.0.0.1', gateway]) t.match(await fetchText(other, onlyHost, 1500), HOST_UNREACHED, `and only there: not at ${other}`)
 
