@@ -86,9 +86,14 @@ export interface AttachRequest {
 
 const LOCK_WAIT_MS = 60_000
 
-const withPodLock = async <T>(dataDir: string, uuid: string, fn: () => Promise<T>): Promise<T> => {
+/** The pod's network lock, which an attach, a reservation and a detach hold for as long as they change its record. */
+const takePodNetworkLock = (dataDir: string, uuid: string): { release(): void } => {
   ensureRecordsDir(dataDir)
-  const held = acquireLockIn(podNetworkLock(dataDir, uuid), `the networks of pod ${shortId(uuid)}`, { wait: true, timeoutMs: LOCK_WAIT_MS })
+  return acquireLockIn(podNetworkLock(dataDir, uuid), `the networks of pod ${shortId(uuid)}`, { wait: true, timeoutMs: LOCK_WAIT_MS })
+}
+
+const withPodLock = async <T>(dataDir: string, uuid: string, fn: () => Promise<T>): Promise<T> => {
+  const held = takePodNetworkLock(dataDir, uuid)
   try {
     return await fn()
   } finally {
@@ -213,8 +218,7 @@ export const reserveAttach = async (dataDir: string, req: ReserveRequest, env: N
   for (const n of req.networks) nets.push(await findNetwork(dataDir, n.name, env))
   for (const n of nets) checkRoute(n)
   await ensureRules(dataDir, nets)
-  ensureRecordsDir(dataDir)
-  const lock = acquireLockIn(podNetworkLock(dataDir, req.uuid), `the networks of pod ${shortId(req.uuid)}`, { wait: true, timeoutMs: LOCK_WAIT_MS })
+  const lock = takePodNetworkLock(dataDir, req.uuid)
   let rec: PodNetworkRecord
   try {
     const old = readRecord(dataDir, req.uuid)
@@ -282,7 +286,10 @@ export const reserveAttach = async (dataDir: string, req: ReserveRequest, env: N
     add: async (netns, holder) => {
       settle()
       try {
-        if (rec.netns !== '' && rec.netns !== netns) throw attachedAlready(req.uuid)
+        if (rec.netns !== '' && rec.netns !== netns) {
+          unreserve()
+          throw attachedAlready(req.uuid)
+        }
         const netnsId = netnsIdentity(netns)
         if (netnsId === undefined) {
           unreserve()
