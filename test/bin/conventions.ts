@@ -7,6 +7,7 @@ import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
 import { BIN, UUID_RE, type Test } from '../helpers/common.js'
 import { podctl, podctlAsync, runDetached } from '../helpers/cli-util.js'
+import { nodeCommand } from '../helpers/launcher.js'
 import { dataDir } from '../helpers/run-util.js'
 
 const lines = (s: string): string[] => s.split('\n').filter(Boolean)
@@ -121,8 +122,8 @@ t.test("status --wait of a finished pod whose lock a remover keeps taking and le
   const uuid = await runDetached(t, dir, ['--', 'true'])
   t.equal(podctl(dir, ['status', uuid, '--wait']).status, 0)
   // As rm and gc do, a process takes the finished pod's lock in run/ (where it reads "running") and lets it go, again and again.
-  const dist = new URL('../../dist/lib/index.js', import.meta.url).href
-  const toggler = spawn(process.execPath, ['--input-type=module', '-e', `
+  const dist = new URL('../../dist/lib/pod/locks.js', import.meta.url).href
+  const [node, argv] = nodeCommand(['--input-type=module', '-e', `
     const { tryLock } = await import(${JSON.stringify(dist)})
     const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
     console.log('toggling')
@@ -131,7 +132,8 @@ t.test("status --wait of a finished pod whose lock a remover keeps taking and le
       await sleep(20)
       lock?.release()
       await sleep(2)
-    }`], { stdio: ['ignore', 'pipe', 'inherit'] })
+    }`])
+  const toggler = spawn(node, argv, { stdio: ['ignore', 'pipe', 'inherit'] })
   t.teardown(() => void toggler.kill('SIGKILL'))
   await new Promise((resolve) => toggler.stdout!.once('data', resolve))
   const states: string[] = []

@@ -12,6 +12,7 @@ import type { Payload } from '../../lib/volume/atomic-writer.js'
 import { updateFilesVolume } from '../../lib/volume/update.js'
 import { manifestFile, podDir, pollUntil } from '../helpers/common.js'
 import { podctlAsync, runDetached } from '../helpers/cli-util.js'
+import { nodeCommand } from '../helpers/launcher.js'
 import { dataDir } from '../helpers/run-util.js'
 
 const READER = fileURLToPath(new URL('../helpers/volume-reader.mjs', import.meta.url))
@@ -77,8 +78,8 @@ t.test('the reader catches a mix and a torn file (the checks above are not vacuo
     const root = t.testdir({ cfg: { '..v': files }, out: {} })
     fs.symlinkSync('..v', path.join(root, 'cfg', '..data'))
     const env: NodeJS.ProcessEnv = { ...process.env, PODCTL_APP_ROOT: root, READER_ONCE: '1' }
-    delete env.NODE_OPTIONS
-    const r = spawnSync(process.execPath, [READER], { env, encoding: 'utf8' })
+    const [node, argv] = nodeCommand([READER])
+    const r = spawnSync(node, argv, { env, encoding: 'utf8' })
     t.equal(r.status, 0, r.stderr)
     return JSON.parse(fs.readFileSync(path.join(root, 'out', 'result.json'), 'utf8'))
   }

@@ -6,9 +6,14 @@
  * discovery).
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process'
-import { createPod, podFromUUIDString, preparePod, type PodManifest } from '../../lib/index.js'
+import { podFromUUIDString } from '../../lib/pod/pod.js'
+import { createPod, preparePod } from '../../lib/pod/prepare.js'
+import type { PodManifest } from '../../lib/pod/manifest.js'
+import { launcher } from './launcher.js'
 import { noteDataDir } from './network-sweep.js'
 import { BIN, TIME_RE, UUID_RE, manifest, type Teardown, type Test } from './common.js'
+
+export { launcher }
 
 export interface Result {
   status: number | null
@@ -24,24 +29,6 @@ export interface RunOptions {
   gid?: number
   cwd?: string
 }
-
-/**
- * podctl is started through `env -u NODE_OPTIONS`: tap's processinfo adds
- * its `--import` to NODE_OPTIONS of every child it sees spawned, and under
- * that CommonJS require hook Node 20 cannot load the extensionless ESM
- * bin/podctl (ERR_REQUIRE_CYCLE_MODULE); bin/podctl.js (a .js file in a
- * "type": "module" package) would load under any hook. NODE_V8_COVERAGE is
- * kept, so spawned runs still count for coverage.
- */
-const ENV = '/usr/bin/env'
-// NODE_EXTRA_CA_CERTS (set on these machines) makes every Node process
-// read and parse a bundle of certificates as it starts, about half of
-// Node's start-up CPU here; podctl opens TLS connections only with
-// --cluster and the CA it is given, so the tests' podctl goes without it.
-export const launcher = (argv: string[], coverage = true): [string, string[]] => [
-  ENV,
-  ['-u', 'NODE_OPTIONS', '-u', 'NODE_EXTRA_CA_CERTS', ...(coverage ? [] : ['-u', 'NODE_V8_COVERAGE']), process.execPath, ...argv],
-]
 
 export const argvFor = (dir: string | undefined, args: readonly string[]): string[] => {
   if (dir === undefined) return [BIN, ...args]

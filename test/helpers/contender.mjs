@@ -10,7 +10,9 @@
 // The end of stdin exits 0. Anything that is not a PodctlError is reported
 // with "crash":true.
 import readline from 'node:readline'
-const lib = await import(new URL('../../dist/lib/index.js', import.meta.url).href)
+// The modules used, not the whole library (dist/lib/index.js): a contender starts in a fraction of the time.
+const dist = (m) => import(new URL(`../../dist/lib/${m}`, import.meta.url).href)
+const lib = { ...(await dist('errors.js')), ...(await dist('pod/pod.js')), ...(await dist('pod/locks.js')) }
 
 const out = (o) => process.stdout.write(`${JSON.stringify({ pid: process.pid, ...o })}\n`)
 const describe = (er) =>

@@ -11,7 +11,9 @@
 //   exits when its parent changes (the test went away).
 // --to-run: each pod (prepared) is moved to run/ as its supervisor would,
 //   so that it is "running" while held and "exited" once released.
-const { podFromUUIDString, tryLock } = await import(new URL('../../dist/lib/index.js', import.meta.url).href)
+const dist = (m) => import(new URL(`../../dist/lib/${m}`, import.meta.url).href)
+const { podFromUUIDString } = await dist('pod/pod.js')
+const { tryLock } = await dist('pod/locks.js')
 
 const args = process.argv.slice(2)
 const noStdin = args.includes('--no-stdin')

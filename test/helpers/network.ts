@@ -18,6 +18,7 @@ import { toolPath } from '../../lib/network/tool.js'
 import { defaultRouteDevice } from '../../lib/network/host.js'
 import { portHolder } from '../../lib/network/ports.js'
 import { podctl } from './cli-util.js'
+import { nodeCommand } from './launcher.js'
 import { removeNetworkingOf } from './network-sweep.js'
 import { killPodsIn } from './containers.js'
 import type { Test } from './common.js'
@@ -161,7 +162,8 @@ export const fetchText = (host: string, port: number, ms = 3000): Promise<string
  */
 export const hostServer = async (t: Test, host: string, answer: string): Promise<{ port: number; pid: number }> => {
   const js = `require('net').createServer((c) => c.end(${JSON.stringify(answer)})).listen(0, ${JSON.stringify(host)}, function () { console.log(this.address().port) })`
-  const child = spawn(process.execPath, ['-e', js], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const [node, argv] = nodeCommand(['-e', js])
+  const child = spawn(node, argv, { stdio: ['ignore', 'pipe', 'inherit'] })
   t.teardown(() => void child.kill('SIGKILL'))
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (b: Buffer) => resolve(Number(b.toString().trim())))

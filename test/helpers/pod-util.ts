@@ -8,6 +8,7 @@ import path from 'node:path'
 import readline from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import type { Teardown } from './common.js'
+import { nodeCommand } from './launcher.js'
 
 export const HOLD_LOCK = fileURLToPath(new URL('./hold-lock.mjs', import.meta.url))
 export const TRANSITION = fileURLToPath(new URL('./transition.mjs', import.meta.url))
@@ -36,29 +37,16 @@ export interface Child {
   kill(): Promise<Exit>
 }
 
-/**
- * The environment of child processes. Under tap, NODE_OPTIONS loads its
- * coverage hook into every child, which triples a child's start-up; the
- * races start dozens of children, so PODCTL_TEST_CHILD_COVERAGE=1 is
- * needed to measure the children's coverage too.
- */
-export const childEnv = (): NodeJS.ProcessEnv => {
-  if (process.env.PODCTL_TEST_CHILD_COVERAGE === '1') return process.env
-  const env = { ...process.env }
-  delete env.NODE_OPTIONS
-  for (const k of Object.keys(env)) if (k.startsWith('_TAPJS_PROCESSINFO')) delete env[k]
-  return env
-}
-
 const alive = (p: ChildProcess): boolean => p.exitCode === null && p.signalCode === null
 
 /**
- * Spawns `node script args...`, tracks its stdout lines, and registers a
+ * Spawns `node script args...` (test/helpers/launcher.ts says how), tracks its stdout lines, and registers a
  * teardown that SIGKILLs it (after a SIGCONT, should it be stopped) so
  * that no process outlives the test.
  */
 export const spawnNode = (t: Teardown, script: string, args: string[], opts: { stdin?: 'pipe' | 'ignore' } = {}): Child => {
-  const proc = spawn(process.execPath, [script, ...args], { stdio: [opts.stdin ?? 'pipe', 'pipe', 'pipe'], env: childEnv() })
+  const [cmd, argv] = nodeCommand([script, ...args])
+  const proc = spawn(cmd, argv, { stdio: [opts.stdin ?? 'pipe', 'pipe', 'pipe'] })
   if (proc.pid === undefined) throw new Error(`could not spawn ${script}`)
   let err = ''
   proc.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s))

@@ -12,7 +12,8 @@ import { isLocked, lockPath, lockedSet, sweepLocksDir, tryLock } from '../../lib
 import { newPod, podFromUUIDString } from '../../lib/pod/pod.js'
 import { lockExists, lockOf, mkPod, pollUntil } from '../helpers/common.js'
 import { dataDir, procStat } from '../helpers/run-util.js'
-import { childEnv, endAll, HOLD_LOCK, holdLocks, pool, probeLock, race } from '../helpers/pod-util.js'
+import { nodeCommand } from '../helpers/launcher.js'
+import { endAll, HOLD_LOCK, holdLocks, pool, probeLock, race } from '../helpers/pod-util.js'
 
 const HOUR = 3600_000
 const backdate = (p: string, ms: number): void => {
@@ -83,10 +84,8 @@ t.test('a zombie holder (dead, not yet reaped) holds nothing', async (t) => {
   const uuid = mkPod(dir, 'run')
   // sh starts the holder in the background and execs sleep, which never
   // reaps it: once killed, the holder stays a zombie.
-  const sh = spawn('/bin/sh', ['-c', `"${process.execPath}" "${HOLD_LOCK}" "${dir}" ${uuid} --no-stdin & exec sleep 600`], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: childEnv(),
-  })
+  const [node, argv] = nodeCommand([HOLD_LOCK, dir, uuid, '--no-stdin'])
+  const sh = spawn('/bin/sh', ['-c', `${[node, ...argv].map((a) => JSON.stringify(a)).join(' ')} & exec sleep 600`], { stdio: ['ignore', 'pipe', 'pipe'] })
   const shExited = new Promise((r) => sh.on('exit', r))
   t.teardown(async () => {
     if (sh.exitCode === null && sh.signalCode === null) sh.kill('SIGKILL')

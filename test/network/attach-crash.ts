@@ -18,7 +18,7 @@ import { createNetwork, findNetwork } from '../../lib/network/networks.js'
 import { recordsDir } from '../../lib/network/layout.js'
 import { portHolder } from '../../lib/network/ports.js'
 import { STRESS, seededRandom, type Test } from '../helpers/common.js'
-import { childEnv } from '../helpers/pod-util.js'
+import { nodeCommand } from '../helpers/launcher.js'
 import { netDataDir, netnsNames, networkMissing, ruleLines, testEnv } from '../helpers/network.js'
 
 const missing = networkMissing()
@@ -83,7 +83,8 @@ t.test('SIGKILLs of the process doing ADD, at random moments, then gc: no veth, 
   // All the children load at once, and each waits for its go: the kill falls in its attach.
   const children = Array.from({ length: kills + 1 }, () => {
     const uuid = randomUUID()
-    const proc = spawn(process.execPath, [ATTACHER, dataDir, uuid, env.configDir, `bridge:${freePort()}`, 'front'], { env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] })
+    const [node, argv] = nodeCommand([ATTACHER, dataDir, uuid, env.configDir, `bridge:${freePort()}`, 'front'])
+    const proc = spawn(node, argv, { stdio: ['pipe', 'pipe', 'pipe'] })
     t.teardown(() => void proc.kill('SIGKILL'))
     let out = ''
     const said = (word: string) =>

@@ -21,7 +21,7 @@ import { recordFile } from '../../lib/network/layout.js'
 import { holdNetns } from '../../lib/network/netns.js'
 import { portHolder } from '../../lib/network/ports.js'
 import type { Test } from '../helpers/common.js'
-import { childEnv } from '../helpers/pod-util.js'
+import { nodeCommand } from '../helpers/launcher.js'
 import { hostAddress, inNetns, netDataDir, netnsNames, networkMissing, ruleLines, scratch, testEnv } from '../helpers/network.js'
 
 const missing = networkMissing()
@@ -40,7 +40,8 @@ const bridgeOfNet = async (dataDir: string, name: string, t: Test): Promise<stri
 
 /** A TCP server in a namespace answering `answer` on `port`; killed at teardown. Resolves once it listens. */
 const serveIn = async (t: Test, netns: string, port: number, answer: string): Promise<void> => {
-  const child = spawn('ip', ['netns', 'exec', path.basename(netns), process.execPath, '-e', `require('net').createServer((s) => s.end(${JSON.stringify(answer)})).listen(${port}, () => console.log('up'))`], { env: childEnv(), stdio: ['ignore', 'pipe', 'inherit'] })
+  const [node, argv] = nodeCommand(['-e', `require('net').createServer((s) => s.end(${JSON.stringify(answer)})).listen(${port}, () => console.log('up'))`])
+  const child = spawn('ip', ['netns', 'exec', path.basename(netns), node, ...argv], { stdio: ['ignore', 'pipe', 'inherit'] })
   t.teardown(() => void child.kill('SIGKILL'))
   await new Promise<void>((resolve, reject) => {
     child.stdout!.once('data', () => resolve())
