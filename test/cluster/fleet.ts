@@ -135,7 +135,11 @@ t.test('the fleet view across three nodes', { skip: etcdMissing }, async (t) => 
   await etcd.restart(1)
   await pollUntil('the fleet answers again', () => fleet(0, ['list']).status === 0, { intervalMs: 200, polls: 100 })
   // n0's lease ran out while etcd had no quorum: its controller's next beat publishes it again.
-  const alive = (): boolean => fleetJson<FleetPod[]>(0, ['list']).some((p) => p.uuid === uuids[0] && p.state === 'running' && !p.node_lost)
+  // A list may still fail while the restarted members elect a leader: that is "not yet", not the end of the wait.
+  const alive = (): boolean => {
+    const r = fleet(0, ['list', '--format', 'json'])
+    return r.status === 0 && (JSON.parse(r.stdout) as FleetPod[]).some((p) => p.uuid === uuids[0] && p.state === 'running' && !p.node_lost)
+  }
   await pollUntil("n0's pod alive again", alive, { intervalMs: 200, polls: 100 }).catch(() => false)
   t.ok(alive(), "n0's pod is there, alive")
   for (const d of dirs) podctl(d, ['stop', ...uuids])
