@@ -40,9 +40,10 @@ export interface Child {
 const alive = (p: ChildProcess): boolean => p.exitCode === null && p.signalCode === null
 
 /**
- * Spawns `node script args...` (test/helpers/launcher.ts says how), tracks its stdout lines, and registers a
- * teardown that SIGKILLs it (after a SIGCONT, should it be stopped) so
- * that no process outlives the test.
+ * Spawns `node script args...` (test/helpers/launcher.ts says how),
+ * tracks its stdout lines, and registers a teardown that SIGKILLs it
+ * (after a SIGCONT, should it be stopped) so that no process outlives
+ * the test.
  */
 export const spawnNode = (t: Teardown, script: string, args: string[], opts: { stdin?: 'pipe' | 'ignore' } = {}): Child => {
   const [cmd, argv] = nodeCommand([script, ...args])
