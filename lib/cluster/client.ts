@@ -48,6 +48,8 @@ export interface ClusterLease {
   readonly etcd: Lease
   keepAlive(): Promise<void>
   revoke(): Promise<void>
+  /** The client has given it up (renewals failed past its TTL, or it was revoked): keys put with it go, if not gone already. */
+  lost(): boolean
 }
 
 /** What a transaction requires: the key's mod (or create, which a lock's holder keeps) revision is the one seen; '0': the key must not exist. */
@@ -203,6 +205,7 @@ export class Cluster {
         if (Number(r.TTL) <= 0) throw new PodctlError('EFAILED', `the etcd lease ${id} has expired`)
       },
       revoke: () => this.#call('revoke a lease', () => etcd.revoke()),
+      lost: () => etcd.revoked(),
     }
   }
 

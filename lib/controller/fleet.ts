@@ -183,15 +183,17 @@ export class FleetPublisher {
     // Set once granted: a grant that fails reports 'lost' too, before there is a lease to compare.
     let granted: ClusterLease | undefined
     const lease = await this.#cluster.grantLease(this.#opts.ttlS, (why) => {
+      // Only the lease in use is news here: one lost while it was being registered is #register's own to find.
       if (this.#stopped || granted === undefined || this.#lease !== granted) return
       this.#opts.log(`fleet: node ${node}'s lease is lost (${why}); registering again`)
-      this.#lease = undefined
-      this.#published.clear() // etcd may have lost nothing, but republishing all is what makes sure
       this.#soon()
     })
     granted = lease
     try {
       await registerNode(this.#cluster, lease, { name: node, version: this.#opts.version, holder: this.#opts.holder, instance: this.#instance })
+      // The key was put, but the client gave the lease up meanwhile (etcd was electing a leader, say): no one would
+      // renew it, so the key would go at its TTL and the node stay lost. Another lease, at the next try.
+      if (lease.lost()) throw new PodctlError('EFAILED', `node ${node}'s new lease ran out while the node was being registered`)
     } catch (er) {
       void lease.revoke().catch(() => undefined)
       throw er
@@ -204,7 +206,8 @@ export class FleetPublisher {
   }
 
   async #publish(): Promise<void> {
-    if (this.#lease === undefined) await this.#register()
+    // lost() and not only the 'lost' event: etcd3 can also give a lease up without a word.
+    if (this.#lease === undefined || this.#lease.lost()) await this.#register()
     const node = this.#opts.node
     const now = new Map<string, string>()
     for (const pod of listPods(this.#dataDir, Include.all)) {

@@ -38,9 +38,12 @@ t.test('the fleet view across three nodes', { skip: etcdMissing }, async (t) => 
     return JSON.parse(r.stdout) as T
   }
   const controllers: (Running | undefined)[] = []
+  /** What each node's controller logged, for a failure's diagnostics. */
+  const logs: string[] = NODES.map(() => '')
   const startController = async (i: number): Promise<void> => {
     const c = startPodctl(t, dirs[i]!, ['--cluster', etcd.endpoints, '--node', NODES[i]!, 'controller', '--lease-duration', `${LEASE_S}s`, '--renew-deadline', '1500ms', '--retry-period', '500ms', '--resync', '5s'])
     controllers[i] = c
+    c.child.stderr?.on('data', (s: string | Buffer) => (logs[i] += String(s)))
     await pollUntil(`node ${NODES[i]} registered`, () => fleetJson<FleetNode[]>(i, ['node', 'list']).some((n) => n.name === NODES[i] && !n.lost), { intervalMs: 100, polls: 200 })
   }
   for (let i = 0; i < NODES.length; i++) await startController(i)
@@ -141,7 +144,7 @@ t.test('the fleet view across three nodes', { skip: etcdMissing }, async (t) => 
     return r.status === 0 && (JSON.parse(r.stdout) as FleetPod[]).some((p) => p.uuid === uuids[0] && p.state === 'running' && !p.node_lost)
   }
   await pollUntil("n0's pod alive again", alive, { intervalMs: 200, polls: 100 }).catch(() => false)
-  t.ok(alive(), "n0's pod is there, alive")
+  t.ok(alive(), "n0's pod is there, alive", { n0_log: logs[0]!.slice(-6000) })
   for (const d of dirs) podctl(d, ['stop', ...uuids])
 })
 
