@@ -124,6 +124,8 @@ t.test('the fleet view across three nodes', { skip: etcdMissing }, async (t) => 
   t.notOk(fleetJson<FleetNode[]>(0, ['node', 'list']).some((n) => n.name === 'n2'), 'and n2 out of node list')
 
   // Two of three members gone: no quorum. A fleet command fails within 10 s, naming the endpoints.
+  const registrations = (): number => logs[0]!.match(/fleet: node n0 registered/g)?.length ?? 0
+  const registeredBefore = registrations()
   await etcd.kill(0)
   await etcd.kill(1)
   const start = Date.now()
@@ -137,25 +139,17 @@ t.test('the fleet view across three nodes', { skip: etcdMissing }, async (t) => 
   await etcd.restart(0)
   await etcd.restart(1)
   await pollUntil('the fleet answers again', () => fleet(0, ['list']).status === 0, { intervalMs: 200, polls: 100 })
-  // n0's lease ran out while etcd had no quorum: its controller's next beat publishes it again.
-  // A list may still fail while the restarted members elect a leader: that is "not yet", not the end of the wait.
-  // In two loaded runs this wait ended within 2 s of the quorum's return, so its check threw: whatever it throws is kept
-  // and shown (with the last list and n0's controller log) should the wait give up, and is a comment otherwise.
-  const thrown: string[] = []
-  let lastList: unknown
+  // n0's lease ran out while etcd had no quorum, and its controller registers again. Until it has, the view may still
+  // show n0 alive for a moment: etcd's new leader gives the old lease a fresh TTL (two loaded runs saw n0's pod
+  // running once, then lost a second later). So the wait is for the new registration first, then for the view.
+  await pollUntil('n0 registered again', () => registrations() > registeredBefore, { intervalMs: 200, polls: 300 }).catch(() => undefined)
+  t.ok(registrations() > registeredBefore, "n0's controller registered its node again", { n0_log: logs[0]!.slice(-6000) })
   const alive = (): boolean => {
-    try {
-      const r = fleet(0, ['list', '--format', 'json'])
-      lastList = { at: new Date().toISOString(), status: r.status, stdout: r.stdout.slice(0, 2000), stderr: r.stderr.slice(0, 2000) }
-      return r.status === 0 && (JSON.parse(r.stdout) as FleetPod[]).some((p) => p.uuid === uuids[0] && p.state === 'running' && !p.node_lost)
-    } catch (er) {
-      thrown.push(`${new Date().toISOString()} ${String(er)}`)
-      return false
-    }
+    const r = fleet(0, ['list', '--format', 'json'])
+    return r.status === 0 && (JSON.parse(r.stdout) as FleetPod[]).some((p) => p.uuid === uuids[0] && p.state === 'running' && !p.node_lost)
   }
-  const waited = await pollUntil("n0's pod alive again", alive, { intervalMs: 200, polls: 100 }).then(() => 'alive', (er: Error) => er.message)
-  t.equal(waited, 'alive', "n0's pod is there, alive", { thrown, lastList, n0_log: logs[0]!.slice(-6000) })
-  if (thrown.length > 0) t.comment(`the check threw meanwhile: ${thrown.join('; ')}; the last list: ${JSON.stringify(lastList)}`)
+  await pollUntil("n0's pod alive again", alive, { intervalMs: 200, polls: 100 }).catch(() => false)
+  t.ok(alive(), "n0's pod is there, alive", { n0_log: logs[0]!.slice(-6000) })
   for (const d of dirs) podctl(d, ['stop', ...uuids])
 })
 
