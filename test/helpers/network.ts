@@ -83,6 +83,31 @@ export const teardownNetworking = async (dir: string): Promise<void> => {
 export const ruleLines = (text: string): string[] =>
   [run('iptables-save', []).stdout, run('ip6tables-save', []).stdout].join('\n').split('\n').filter((l) => l.includes(text))
 
+/**
+ * Deletes every iptables rule (v4 and v6, nat and filter) that holds `text`,
+ * and the chains of CNI's own they jumped to: what the bridge plugin leaves
+ * of a pod's ipMasq when its DEL no longer finds the pod's namespace (a test
+ * of that case cleans up after itself with it).
+ */
+export const removeRulesHolding = (text: string): void => {
+  for (const cmd of ['iptables', 'ip6tables']) {
+    for (const table of ['nat', 'filter']) {
+      const chains = new Set<string>()
+      for (const line of run(cmd, ['-t', table, '-S']).stdout.split('\n')) {
+        if (!line.startsWith('-A ') || !line.includes(text)) continue
+        const target = / -j (CNI-[0-9a-f]+)$/.exec(line)?.[1]
+        if (target !== undefined) chains.add(target)
+        // -S quotes a comment as a shell would read it.
+        run('sh', ['-c', `${cmd} -t ${table} -D ${line.slice('-A '.length)}`])
+      }
+      for (const chain of chains) {
+        run(cmd, ['-t', table, '-F', chain])
+        run(cmd, ['-t', table, '-X', chain])
+      }
+    }
+  }
+}
+
 /** The network namespaces `ip netns` lists. */
 export const netnsNames = (): string[] => {
   try {

@@ -22,7 +22,7 @@ import { holdNetns } from '../../lib/network/netns.js'
 import { portHolder } from '../../lib/network/ports.js'
 import { pollUntil, type Test } from '../helpers/common.js'
 import { nodeCommand } from '../helpers/launcher.js'
-import { hostAddress, inNetns, netDataDir, netnsNames, networkMissing, ruleLines, scratch, testEnv } from '../helpers/network.js'
+import { hostAddress, inNetns, netDataDir, netnsNames, networkMissing, removeRulesHolding, ruleLines, scratch, testEnv } from '../helpers/network.js'
 
 const missing = networkMissing()
 if (missing !== undefined) t.plan(0, `pods on CNI networks: ${missing}`)
@@ -314,7 +314,11 @@ t.test("DEL while the pod ends: podctl's own network at once without the namespa
     const uuid = randomUUID()
     const name = `podctl-t${uuid.slice(0, 8)}`
     t.equal(spawnSync('ip', ['netns', 'add', name]).status, 0)
-    t.teardown(() => void spawnSync('ip', ['netns', 'del', name]))
+    t.teardown(() => {
+      spawnSync('ip', ['netns', 'del', name])
+      // A DEL after the namespace went cannot undo the bridge plugin's ipMasq (its chain and jump): the test's, removed here.
+      removeRulesHolding(uuid)
+    })
     await attach(dataDir, { uuid, netns: `/run/netns/${name}`, networks: [{ name: c.network }], hostname: 'web' }, env)
     if (c.network === 'lab2') t.ok(ruleLines(uuid).length > 0, `${what}: its ipMasq and firewall rules`)
     const held = c.hold ? holdNetns(`/run/netns/${name}`) : undefined
