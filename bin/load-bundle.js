@@ -19,8 +19,14 @@ const BUNDLE = path.join(__dirname, '..', 'dist', 'bundle')
 const makingCache = process.env.PODCTL_BUILD_CODE_CACHE === '1'
 const compiled = []
 
+// Each bundle runs once per process, as require() runs a module once: the
+// cluster client imports etcd3.js from more than one place.
+const loaded = new Map()
+
 /** Loads dist/bundle/NAME as a CommonJS module; its `./X.js` requires load sibling bundles the same way. */
 const load = (name) => {
+  const done = loaded.get(name)
+  if (done !== undefined) return done.exports
   const file = path.join(BUNDLE, name)
   let cachedData
   try {
@@ -31,6 +37,7 @@ const load = (name) => {
   const script = new vm.Script(wrap(fs.readFileSync(file, 'utf8')), { filename: file, cachedData })
   if (makingCache) compiled.push([file, script])
   const module = { exports: {} }
+  loaded.set(name, module)
   const requireIn = (id) => (id.startsWith('./') ? load(id.slice(2)) : require(id))
   script.runInThisContext().call(module.exports, module.exports, requireIn, module, file, BUNDLE)
   return module.exports

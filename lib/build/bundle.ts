@@ -29,6 +29,10 @@
  *                       bin/load-bundle.js, as bin/podctl loads main.js
  *   remove-worker.js    gc's removal threads (lib/fs/remove-pool.ts), the
  *                       same way
+ *   etcd3.js            the etcd client (node_modules/etcd3 with gRPC and
+ *                       etcd's RPC definitions parsed at build time:
+ *                       ./etcd-bundle.ts), which lib's `import('etcd3')`
+ *                       requires, with --cluster only
  * A declaration's `import('./action.js')` is left as a run-time require of
  * the sibling file (./list.js); each bundle holds its own copy of
  * everything else it uses, and a process loads main.js and at most one
@@ -40,6 +44,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build, type Plugin } from 'esbuild'
+import { bundledEtcd, ETCD3_ENTRY } from './etcd-bundle.js'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
 const lib = path.join(root, 'dist/lib')
@@ -81,6 +86,7 @@ const ENTRIES: Record<string, string> = {
   main: path.join(cli, 'main.js'),
   supervisor: path.join(lib, 'run/supervisor-main.js'),
   'remove-worker': path.join(lib, 'fs/remove-worker.js'),
+  etcd3: ETCD3_ENTRY,
   ...Object.fromEntries(ACTIONS),
 }
 
@@ -174,9 +180,7 @@ const bundle = async (): Promise<void> => {
     // proper-lockfile's default fs; podctl always passes its own (lib/pod/lock.ts).
     // signal-exit's one use of assert (./assert-shim.ts).
     alias: { 'graceful-fs': 'node:fs', assert: path.join(lib, 'build/assert-shim.js') },
-    plugins: [siblingActions, sharedBuiltins],
-    // etcd3 reads its .proto files next to its own code at run time: it stays in node_modules, loaded only with --cluster.
-    external: ['etcd3'],
+    plugins: [siblingActions, sharedBuiltins, bundledEtcd('etcd3')],
     // import() of a sibling bundle as a plain require(): a real import()
     // would start the ES module loader, which is what bundling avoids.
     supported: { 'dynamic-import': false },
@@ -238,6 +242,8 @@ const makeCodeCaches = (): void => {
     const uuid = podctl('prepare', '--', 'true')
     const commands = [['run-prepared', uuid], ['list'], ['status', uuid], ['cat-manifest', uuid], ['logs', uuid], ['app', 'list', uuid], ['stop', uuid], ['volume', 'list'], ['rm', uuid], ['gc']]
     for (const args of commands) podctl(...args)
+    // etcd3.js's cache: loading it and a first call, which fails at once on a port nothing listens on (discard, 9).
+    mayFail('--cluster', 'http://127.0.0.1:9', 'node', 'list')
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true })
   }

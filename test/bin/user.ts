@@ -9,7 +9,7 @@ import path from 'node:path'
 import readline from 'node:readline'
 import { spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { STACK_RE } from '../helpers/common.js'
+import { STACK_RE, trialsOf } from '../helpers/common.js'
 import { podctl } from '../helpers/cli-util.js'
 
 const root = process.getuid?.() === 0
@@ -115,7 +115,7 @@ t.test("root's rm of a pod never follows what its app (another user) swaps in it
   const before = fs.readdirSync(outside).sort()
   // The app builds the tree in its own root: directories, and links to outside.
   const build = `for i in $(seq 0 299); do mkdir -p "$PODCTL_APP_ROOT/d$i/n" && echo x > "$PODCTL_APP_ROOT/d$i/n/f" && ln -s ${outside} "$PODCTL_APP_ROOT/l$i"; done`
-  for (let trial = 0; trial < 5; trial++) {
+  for (let trial = 0; trial < trialsOf(5); trial++) {
     const uuidFile = path.join(path.dirname(dir), `u${trial}`)
     const run = podctl(dir, ['run', '--uuid-file-save', uuidFile, '--user', 'nobody', '--', 'sh', '-c', build])
     t.equal(run.status, 0, run.stderr)

@@ -12,11 +12,12 @@ import readline from 'node:readline'
 import { spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { removeTree } from '../../lib/fs/remove-tree.js'
+import { trialsOf } from '../helpers/common.js'
 
 const SWAPPER = fileURLToPath(new URL('../helpers/swapper.py', import.meta.url))
 const NOBODY = 65534
 const PAIRS = 300
-const TRIALS = 12
+const TRIALS = trialsOf(12)
 
 const why =
   process.getuid?.() !== 0
