@@ -8,7 +8,7 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { allPods, BIN, listTree, manifestFile, podDir, podRecord, pollUntil, snapshot } from '../helpers/common.js'
+import { allPods, BIN, listTree, manifestFile, podDir, podRecord, pollUntil, snapshot, trialsOf } from '../helpers/common.js'
 import { podctlAsync, podctlJson, runDetached } from '../helpers/cli-util.js'
 import { alive, dataDir, processesUnder } from '../helpers/run-util.js'
 
@@ -149,7 +149,7 @@ t.test('podctl run SIGKILLed at random moments: gc and rm always leave a clean d
     return seed / 2 ** 31
   }
   const outcomes = new Map<string, number>()
-  for (let trial = 0; trial < 16; trial++) {
+  for (let trial = 0; trial < trialsOf(16); trial++) {
     const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, BIN, '--dir', dir, 'run', '--manifest', m], { stdio: 'ignore' })
     const exited = new Promise<string>((resolve) => child.on('exit', (code, sig) => resolve(sig ?? `exit ${code}`)))
     const timer = setTimeout(() => child.kill('SIGKILL'), Math.floor(rand() * 350))

@@ -172,9 +172,10 @@ export const snapshot = (root: string): string =>
 export const STRESS = process.env.PODCTL_STRESS === '1'
 export const runsOf = (full: number): number => (STRESS ? full : Math.max(10, Math.ceil(full / 5)))
 /**
- * Trials of a race against a real racer that swaps what root is removing
- * (each a busy loop of renames, seconds of kernel time): all of them
- * under test:stress, a quarter (at least 3) in `npm test`.
+ * Trials of a race run again and again against real processes (a racer
+ * swapping what root removes, in a busy loop of renames; a SIGKILL at a
+ * random moment): all of them under test:stress, a quarter (at least 3)
+ * in `npm test`.
  */
 export const trialsOf = (full: number): number => (STRESS ? full : Math.max(3, Math.ceil(full / 4)))
 /** A count a full-size run of `full` cases reaches (`count`), scaled to the runs this one makes. */
