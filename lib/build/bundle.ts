@@ -44,7 +44,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build, type Plugin } from 'esbuild'
-import { bundledEtcd, ETCD3_ENTRY } from './etcd-bundle.js'
+import { buildEtcdBundle, etcdExternal } from './etcd-bundle.js'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
 const lib = path.join(root, 'dist/lib')
@@ -86,7 +86,6 @@ const ENTRIES: Record<string, string> = {
   main: path.join(cli, 'main.js'),
   supervisor: path.join(lib, 'run/supervisor-main.js'),
   'remove-worker': path.join(lib, 'fs/remove-worker.js'),
-  etcd3: ETCD3_ENTRY,
   ...Object.fromEntries(ACTIONS),
 }
 
@@ -180,7 +179,7 @@ const bundle = async (): Promise<void> => {
     // proper-lockfile's default fs; podctl always passes its own (lib/pod/lock.ts).
     // signal-exit's one use of assert (./assert-shim.ts).
     alias: { 'graceful-fs': 'node:fs', assert: path.join(lib, 'build/assert-shim.js') },
-    plugins: [siblingActions, sharedBuiltins, bundledEtcd('etcd3')],
+    plugins: [siblingActions, sharedBuiltins, etcdExternal],
     // import() of a sibling bundle as a plain require(): a real import()
     // would start the ES module loader, which is what bundling avoids.
     supported: { 'dynamic-import': false },
@@ -191,6 +190,7 @@ const bundle = async (): Promise<void> => {
     minifySyntax: true,
     logLevel: 'warning',
   })
+  await buildEtcdBundle(out)
   // The package is "type": "module"; these files are CommonJS.
   fs.writeFileSync(path.join(out, 'package.json'), '{ "type": "commonjs" }\n')
   fs.writeFileSync(

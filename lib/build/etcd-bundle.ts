@@ -10,7 +10,7 @@
  */
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import type { Plugin } from 'esbuild'
+import { build, type Plugin } from 'esbuild'
 
 const requireHere = createRequire(import.meta.url)
 /** etcd3's entry module in node_modules, and the proto-loader and protobufjs it would use. */
@@ -50,18 +50,45 @@ module.exports = {
 }
 `
 
-/**
- * The esbuild plugin: lib's `import('etcd3')` stays a run-time require of
- * the sibling bundle ./etcd3.js (as a command's import of its action
- * does), and inside that bundle etcd3's proto-loader is the shim above.
- */
-export const bundledEtcd = (bundleName: string): Plugin => ({
-  name: 'bundled-etcd3',
+/** The bundle's name in dist/bundle/ (without .js). */
+const BUNDLE = 'etcd3'
+
+/** For the CLI's bundles: lib's `import('etcd3')` stays a run-time require of the sibling bundle ./etcd3.js, as a command's import of its action does. */
+export const etcdExternal: Plugin = {
+  name: 'etcd3-external',
   setup(b) {
-    b.onResolve({ filter: /^etcd3$/ }, () => ({ path: `./${bundleName}.js`, external: true }))
+    b.onResolve({ filter: /^etcd3$/ }, () => ({ path: `./${BUNDLE}.js`, external: true }))
+  },
+}
+
+/** Inside etcd3's bundle, etcd3's proto-loader is the shim above. */
+const protoLoaderShimPlugin: Plugin = {
+  name: 'etcd3-proto-loader',
+  setup(b) {
     b.onResolve({ filter: /^@grpc\/proto-loader$/ }, (args) =>
       args.namespace === 'file' && args.importer.startsWith(ETCD3_DIR + path.sep) ? { path: ETCD_RPC_PROTO, namespace: 'etcd3-proto-loader' } : undefined,
     )
     b.onLoad({ filter: /.*/, namespace: 'etcd3-proto-loader' }, () => ({ contents: protoLoaderShim(), loader: 'js', resolveDir: path.dirname(ETCD3_ENTRY) }))
   },
-})
+}
+
+/**
+ * Writes `outdir`/etcd3.js. Without a source map, unlike podctl's own
+ * bundles: its sources are node_modules', and a map would bring them into
+ * the tests' coverage report (every child that loads the bundle counts
+ * for the files its map names) and into --debug traces as if podctl's.
+ */
+export const buildEtcdBundle = async (outdir: string): Promise<void> => {
+  await build({
+    entryPoints: { [BUNDLE]: ETCD3_ENTRY },
+    outdir,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    plugins: [protoLoaderShimPlugin],
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: 'warning',
+  })
+}
