@@ -1,9 +1,9 @@
 /**
  * Reading cgroups, v1 and v2, as the kernel shows them in this process's
  * mount namespace. The runtime creates, limits and removes the cgroups of
- * containers; podctl only reads them: usage for `stats`, and the OOM
- * counters that tell an app killed for its memory limit from one killed
- * by a signal.
+ * containers; podctl reads them (usage for `stats`, and the OOM counters
+ * that tell an app killed for its memory limit from one killed by a
+ * signal), and removes the empty ones a runtime killed midway left.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -23,6 +23,8 @@ export interface CgroupLayout {
   /** v1 hierarchies by controller (memory, cpuacct, pids, ...). */
   v1: Map<string, CgroupMount>
   v2: CgroupMount | undefined
+  /** On a hybrid host, the v2 tree beside the v1 controllers: no controller, but runtimes make their cgroups in it too. */
+  unifiedTree?: CgroupMount
 }
 
 const unescape = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)))
@@ -42,7 +44,7 @@ export const cgroupLayout = (mountinfo = readText('/proc/self/mountinfo') ?? '')
   }
   const hasControllers = ['memory', 'cpu', 'pids'].some((c) => v1.has(c))
   const mode: CgroupMode = !hasControllers ? 'v2' : v2 ? 'hybrid' : 'v1'
-  return { mode, v1, v2: mode === 'v2' ? v2 : undefined }
+  return { mode, v1, v2: mode === 'v2' ? v2 : undefined, ...(mode === 'hybrid' && v2 ? { unifiedTree: v2 } : {}) }
 }
 
 let cached: CgroupLayout | undefined
@@ -179,4 +181,36 @@ export const writeUnifiedLimits = (cgroupPath: string, limits: CgroupLimits, l: 
   }
   if (limits.cpuQuotaUs !== undefined) write('cpu.max', `${limits.cpuQuotaUs} ${limits.cpuPeriodUs ?? 100000}`)
   if (limits.pids !== undefined) write('pids.max', String(limits.pids))
+}
+
+/** Removes `dir` and the cgroups below it, deepest first; one that still holds a process (EBUSY) stays, with those above it. */
+const removeCgroupTree = (dir: string): void => {
+  let entries: fs.Dirent[]
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true })
+  } catch {
+    return // not there, or not ours to read
+  }
+  // A cgroup's children are its only directories (cgroupfs has no links or other directories).
+  for (const e of entries) if (e.isDirectory()) removeCgroupTree(path.join(dir, e.name))
+  try {
+    fs.rmdirSync(dir)
+  } catch {
+    // busy (a process is still in it) or gone: nothing more podctl should do here
+  }
+}
+
+/**
+ * Removes cgroup `cgroupPath` and those below it from every hierarchy
+ * where they are empty. A runtime removes a container's cgroup when it
+ * deletes the container; one killed while it created the container (its
+ * supervisor SIGKILLed with it) left the cgroups made so far and no state
+ * to delete, in some hierarchies and not others. rmdir of a cgroup that
+ * holds a process fails, so this never takes one from a live process.
+ */
+export const removeEmptyCgroups = (cgroupPath: string, l: CgroupLayout = layout()): void => {
+  for (const m of new Set([...l.v1.values(), ...[l.v2, l.unifiedTree].filter((x) => x !== undefined)])) {
+    const dir = dirOf(m, cgroupPath)
+    if (dir !== undefined) removeCgroupTree(dir)
+  }
 }

@@ -8,6 +8,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { PodctlError } from '../errors.js'
+import { removeEmptyCgroups } from '../proc/cgroups.js'
 import { usernsOf, type PodManifest } from '../pod/manifest.js'
 import type { BeforeDelete, Pod } from '../pod/pod.js'
 import { HOST_DIRS } from './generate/root.js'
@@ -17,6 +18,7 @@ import { tearDownPodVolumes } from '../volume/pod-volumes.js'
 import { normalizeMountPath } from '../volume/plan.js'
 import { RuntimeDriver } from './driver.js'
 import { BUNDLES_DIR } from './pod-containers.js'
+import { podCgroup } from './generate/resources.js'
 import { limitsRefused } from './pod-facts.js'
 import { findInfraProgram } from './infra.js'
 import { findRuntime, type RuntimeRef } from './runtime.js'
@@ -87,8 +89,9 @@ export const recordedRuntime = (r: Pick<PodRecord, 'runtime' | 'runtime_path'>):
  * What goes with a pod of `dataDir` just before its directory is deleted
  * (the BeforeDelete of rm, gc and a creator giving up, under the pod's
  * lock): the containers its runtime still keeps (a supervisor or runtime
- * killed midway leaves them), the overlays of its apps' image roots, then
- * its volumes. Made once per pass: the mount table is read once.
+ * killed midway leaves them) and the empty cgroups a runtime killed while
+ * it made a container leaves with no container to delete, the overlays of
+ * its apps' image roots, then its volumes. Made once per pass: the mount table is read once.
  */
 export const podTeardown = (dataDir: string): BeforeDelete => {
   const unmountRoots = podMountsTeardown(dataDir)
@@ -96,6 +99,7 @@ export const podTeardown = (dataDir: string): BeforeDelete => {
     if (fs.existsSync(path.join(pod.path, BUNDLES_DIR))) {
       const runtime = recordedRuntime(pod.record()).runtime
       if (runtime) new RuntimeDriver(pod.dataDir, runtime).deletePod(pod.uuid)
+      removeEmptyCgroups(podCgroup(pod.uuid))
     }
     unmountRoots(pod)
     tearDownPodVolumes(pod)
