@@ -4,8 +4,9 @@
 // containers are being made, or once it runs), and check from the host
 // that within a second the pod reads exited and none of its processes is
 // left; that the runtime's own processes end too; and that after `gc` the
-// runtime keeps no container of the data dir. Seeded and reproducible:
-// ISO_CRASH_SEED picks the schedule, ISO_CRASH_TRIALS the number (default 50).
+// runtime keeps no container of the data dir and no cgroup of its pods.
+// Seeded and reproducible: ISO_CRASH_SEED picks the schedule,
+// ISO_CRASH_TRIALS the number (default 50).
 import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -13,7 +14,7 @@ import path from 'node:path'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { findRuntime } from '../../lib/runtime/runtime.js'
 import { argvFor, launcher, podctl } from '../helpers/cli-util.js'
-import { containersMissing } from '../helpers/containers.js'
+import { containersMissing, podCgroupsLeft } from '../helpers/containers.js'
 import { pollUntil, seededRandom, type Test } from '../helpers/common.js'
 import { alive, allPids, dataDir, msUntilExited } from '../helpers/run-util.js'
 
@@ -141,4 +142,6 @@ t.test(`SIGKILL while the containers are being made (${trials} trials, seed ${se
   t.equal(gc.status, 0, gc.stderr)
   t.same(runtimeList(dir), [], 'after gc the runtime keeps no container of the data dir')
   t.same(fs.readdirSync(path.join(dir, 'pods', 'run')), [], 'and no pod is left running')
+  // A runtime killed while it made a container's cgroups leaves them with no state to delete them by: gc's teardown removes them.
+  t.same(uuids.flatMap((u) => podCgroupsLeft(u).map((m) => `${m}/podctl/${u}`)), [], 'nor any cgroup of its pods, in any hierarchy')
 })

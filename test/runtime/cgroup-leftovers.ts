@@ -9,12 +9,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { cgroupLayout, canMakeCgroups } from '../../lib/proc/cgroups.js'
 import { podctl } from '../helpers/cli-util.js'
-import { containersMissing } from '../helpers/containers.js'
+import { cgroupMounts, containersMissing, podCgroupsLeft } from '../helpers/containers.js'
 import { dataDir } from '../helpers/run-util.js'
 
 const layout = cgroupLayout()
-/** Every cgroup hierarchy mounted here, once each (v1 controllers, named ones, and the v2 tree). */
-const mounts = [...new Set([...layout.v1.values(), ...[layout.v2, layout.unifiedTree].filter((m) => m !== undefined)].map((m) => m.mountPoint))]
+const mounts = cgroupMounts()
 const skip = process.getuid?.() !== 0 ? 'needs root, to make cgroups' : (containersMissing() ?? (canMakeCgroups(layout) ? false : 'no writable cgroup hierarchy here'))
 
 const quietly = (f: () => void): void => {
@@ -34,7 +33,7 @@ t.test('rm removes the empty cgroups a killed runtime left, in every hierarchy, 
   const r = podctl(dir, ['run', '--uuid-file-save', uuidFile, '--isolation', 'namespaces', '--network', 'none', '--', 'true'])
   t.equal(r.status, 0, r.stderr)
   const uuid = fs.readFileSync(uuidFile, 'utf8').trim()
-  t.same(mounts.filter((m) => fs.existsSync(podDirIn(m, uuid))), [], 'the runtime removed its cgroups when the pod ended')
+  t.same(podCgroupsLeft(uuid, mounts), [], 'the runtime removed its cgroups when the pod ended')
 
   // What runc killed midway leaves: the pod's cgroup and an app's below it, in half the hierarchies.
   const leftIn = mounts.filter((_, i) => i % 2 === 0)
@@ -57,8 +56,7 @@ t.test('rm removes the empty cgroups a killed runtime left, in every hierarchy, 
   const rm = podctl(dir, ['rm', uuid])
   t.equal(rm.status, 0, `rm exits 0: ${rm.stderr}`)
   t.equal(rm.stderr, '', 'and says nothing')
-  const stillThere = mounts.filter((m) => fs.existsSync(podDirIn(m, uuid)))
-  t.same(stillThere, busyMount === undefined ? [] : [busyMount], "the pod's cgroups are gone from every hierarchy but the busy one")
+  t.same(podCgroupsLeft(uuid, mounts), busyMount === undefined ? [] : [busyMount], "the pod's cgroups are gone from every hierarchy but the busy one")
   if (busy !== undefined) {
     t.ok(fs.existsSync(busy), 'the cgroup that holds a process is still there')
     t.equal(fs.readFileSync(path.join(busy, 'cgroup.procs'), 'utf8').trim(), String(sleeper.pid), 'with its process in it')
