@@ -183,6 +183,9 @@ export const writeUnifiedLimits = (cgroupPath: string, limits: CgroupLimits, l: 
   if (limits.pids !== undefined) write('pids.max', String(limits.pids))
 }
 
+/** Every cgroup hierarchy mounted here, once each: the v1 controllers (one mount may hold several) and named hierarchies, and the v2 tree, a hybrid host's included. */
+export const cgroupMounts = (l: CgroupLayout = layout()): CgroupMount[] => [...new Set([...l.v1.values(), ...[l.v2, l.unifiedTree].filter((m) => m !== undefined)])]
+
 /** Removes `dir` and the cgroups below it, deepest first; one that still holds a process (EBUSY) stays, with those above it. */
 const removeCgroupTree = (dir: string): void => {
   let entries: fs.Dirent[]
@@ -209,7 +212,7 @@ const removeCgroupTree = (dir: string): void => {
  * holds a process fails, so this never takes one from a live process.
  */
 export const removeEmptyCgroups = (cgroupPath: string, l: CgroupLayout = layout()): void => {
-  for (const m of new Set([...l.v1.values(), ...[l.v2, l.unifiedTree].filter((x) => x !== undefined)])) {
+  for (const m of cgroupMounts(l)) {
     const dir = dirOf(m, cgroupPath)
     if (dir !== undefined) removeCgroupTree(dir)
   }

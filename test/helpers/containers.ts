@@ -11,7 +11,7 @@ import type { Who } from './oci-util.js'
 import { allPods, type Test } from './common.js'
 import { alive, allPids } from './run-util.js'
 import { containersCommonProfile } from '../../lib/runtime/seccomp.js'
-import { cgroupLayout } from '../../lib/proc/cgroups.js'
+import { cgroupMounts as hierarchies } from '../../lib/proc/cgroups.js'
 
 /** Undefined when isolated pods can run here; else what is missing, in words. */
 export const containersMissing = (): string | undefined => {
@@ -101,12 +101,8 @@ export const killPodsIn = (dir: string): void => {
   }
 }
 
-
-/** Every cgroup hierarchy mounted here, once each: the v1 controllers and named ones, and the v2 tree. */
-export const cgroupMounts = (): string[] => {
-  const l = cgroupLayout()
-  return [...new Set([...l.v1.values(), ...[l.v2, l.unifiedTree].filter((m) => m !== undefined)].map((m) => m.mountPoint))]
-}
+/** Every cgroup hierarchy mounted here, once each (their mount points). */
+export const cgroupMounts = (): string[] => hierarchies().map((m) => m.mountPoint)
 
 /** The hierarchies (mount points) where pod `uuid` still has a cgroup (/podctl/<uuid>, as the runtime makes them). */
 export const podCgroupsLeft = (uuid: string, mounts = cgroupMounts()): string[] => mounts.filter((m) => fs.existsSync(path.join(m, 'podctl', uuid)))

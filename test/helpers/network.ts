@@ -93,16 +93,17 @@ export const removeRulesHolding = (text: string): void => {
   for (const cmd of ['iptables', 'ip6tables']) {
     for (const table of ['nat', 'filter']) {
       const chains = new Set<string>()
-      for (const line of run(cmd, ['-t', table, '-S']).stdout.split('\n')) {
+      // -w: CNI plugins and other tests change the same tables at once; without it a busy lock fails the command.
+      for (const line of run(cmd, ['-w', '-t', table, '-S']).stdout.split('\n')) {
         if (!line.startsWith('-A ') || !line.includes(text)) continue
         const target = / -j (CNI-[0-9a-f]+)$/.exec(line)?.[1]
         if (target !== undefined) chains.add(target)
         // -S quotes a comment as a shell would read it.
-        run('sh', ['-c', `${cmd} -t ${table} -D ${line.slice('-A '.length)}`])
+        run('sh', ['-c', `${cmd} -w -t ${table} -D ${line.slice('-A '.length)}`])
       }
       for (const chain of chains) {
-        run(cmd, ['-t', table, '-F', chain])
-        run(cmd, ['-t', table, '-X', chain])
+        run(cmd, ['-w', '-t', table, '-F', chain])
+        run(cmd, ['-w', '-t', table, '-X', chain])
       }
     }
   }

@@ -5,6 +5,9 @@
 // process of that first run loaded @tapjs/typescript's ts-node, which the
 // tests do not use (test/helpers/strip-types.mjs strips their types), for
 // about 0.75 s of CPU each (Documentation/performance.md, "npm test").
+// `pretest` runs this before the type check: the tests' types are checked
+// against the class built for these plugins (a test calling a method of a
+// plugin package.json leaves out fails there, not in its run).
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
