@@ -10,8 +10,7 @@
 // The end of stdin exits 0. Anything that is not a PodctlError is reported
 // with "crash":true.
 import readline from 'node:readline'
-// The modules used, not the whole library (dist/lib/index.js): a contender starts in a fraction of the time.
-const dist = (m) => import(new URL(`../../dist/lib/${m}`, import.meta.url).href)
+import { dist } from './dist.mjs'
 const lib = { ...(await dist('errors.js')), ...(await dist('pod/pod.js')), ...(await dist('pod/locks.js')) }
 
 const out = (o) => process.stdout.write(`${JSON.stringify({ pid: process.pid, ...o })}\n`)

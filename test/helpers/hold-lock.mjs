@@ -11,7 +11,7 @@
 //   exits when its parent changes (the test went away).
 // --to-run: each pod (prepared) is moved to run/ as its supervisor would,
 //   so that it is "running" while held and "exited" once released.
-const dist = (m) => import(new URL(`../../dist/lib/${m}`, import.meta.url).href)
+import { dist } from './dist.mjs'
 const { podFromUUIDString } = await dist('pod/pod.js')
 const { tryLock } = await dist('pod/locks.js')
 

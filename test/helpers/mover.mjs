@@ -2,7 +2,8 @@
 // pods), prepared → run → (unlock: exited) → exited-garbage → (unlock),
 // through the built library. Prints "done <n>" at the end.
 // usage: node mover.mjs DATA_DIR UUID...
-const { podFromUUIDString } = await import(new URL('../../dist/lib/pod/pod.js', import.meta.url).href)
+import { dist } from './dist.mjs'
+const { podFromUUIDString } = await dist('pod/pod.js')
 const [dir, ...uuids] = process.argv.slice(2)
 let n = 0
 for (const uuid of uuids) {

@@ -5,8 +5,9 @@
 // the attach, not in Node's start.
 // usage: node net-attach.mjs DATA_DIR UUID CONFIG_DIR NETWORK[:HOSTPORT]...
 import readline from 'node:readline'
-const { attach, createPodNetns } = await import(new URL('../../dist/lib/network/attach.js', import.meta.url).href)
-const { networkEnv } = await import(new URL('../../dist/lib/network/layout.js', import.meta.url).href)
+import { dist } from './dist.mjs'
+const { attach, createPodNetns } = await dist('network/attach.js')
+const { networkEnv } = await dist('network/layout.js')
 const [dataDir, uuid, configDir, ...nets] = process.argv.slice(2)
 const env = networkEnv({ configDir })
 const networks = nets.map((n) => {

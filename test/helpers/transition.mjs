@@ -10,8 +10,7 @@
 // hold: after the outcome, keep every lock until stdin ends (or a line
 //   "exit" comes); exit: leave at once (locks are released on exit, the
 //   way proper-lockfile cleans up, or left dead if the process is killed).
-// The modules used, not the whole library (dist/lib/index.js): a contender starts in a fraction of the time.
-const dist = (m) => import(new URL(`../../dist/lib/${m}`, import.meta.url).href)
+import { dist } from './dist.mjs'
 const lib = { ...(await dist('errors.js')), ...(await dist('pod/pod.js')), ...(await dist('pod/locks.js')) }
 
 const [dir, uuid, op, after = 'exit'] = process.argv.slice(2)

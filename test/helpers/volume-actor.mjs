@@ -14,8 +14,8 @@
 //                                   (failpoints apply) -> "mounted <pid>"
 // The process exits when stdin ends (the test went away), releasing everything.
 import fs from 'node:fs'
+import { dist as lib } from './dist.mjs'
 
-const lib = (p) => import(new URL(`../../dist/lib/${p}`, import.meta.url).href)
 const say = (line) => fs.writeSync(1, `${line}\n`)
 
 const [cmd, ...args] = process.argv.slice(2)
