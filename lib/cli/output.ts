@@ -11,7 +11,7 @@ export type Format = 'table' | 'json' | 'json-pretty'
 
 export interface Io {
   out: (s: string | Uint8Array) => void
-  err: (s: string) => void
+  err: (s: string | Uint8Array) => void
   /** Whether stderr is a terminal (progress is shown only then). */
   errIsTTY: boolean
   /** Whether stdout gets colour (states in list and status). */

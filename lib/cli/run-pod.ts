@@ -16,16 +16,16 @@ import type { EnsureBoundOptions, FleetRef } from '../storage/pod-claims.js'
 import { Supervisor } from '../run/supervisor.js'
 import { terminalOutput } from '../run/terminal-output.js'
 import type { Context } from './context.js'
-import { stdout } from './stdout.js'
+import type { Io } from './output.js'
 
 /**
- * Supervises a running pod in the foreground, its apps' output on the
- * terminal; returns the pod's exit code. Errors before the pod runs keep
+ * Supervises a running pod in the foreground, its apps' output on podctl's
+ * stdout and stderr (`io`); returns the pod's exit code. Errors before the pod runs keep
  * their own exit codes (2, 3, 4); podctl's own failure once it runs is 125
  * (CONTRACT §4).
  */
-export const supervise = async (pod: Pod, manifest: PodManifest, prefixAlways = false): Promise<number> => {
-  const output = terminalOutput(prefixAlways || manifest.apps.length > 1, { stdout, stderr: () => process.stderr })
+export const supervise = async (io: Io, pod: Pod, manifest: PodManifest, prefixAlways = false): Promise<number> => {
+  const output = terminalOutput(prefixAlways || manifest.apps.length > 1, { stdout: io.out, stderr: io.err })
   try {
     return await new Supervisor(pod, manifest, { output, interactive: true }).run()
   } catch (er) {
@@ -107,5 +107,5 @@ export const runNewPod = async (
   refuseTerminalWithoutOne(() => manifest)
   const { pod, manifest: stored } = await ownFailureIs125(() => startNewPod(dataDir, manifest, { uuidFileSave, runtime: opts.runtime, claims: claimWait(ctx, opts.timeout, fleet, opts.provisionersDir) }))
   onRunning?.(pod)
-  ctx.state.exitCode = await supervise(pod, stored, onRunning !== undefined)
+  ctx.state.exitCode = await supervise(ctx.io, pod, stored, onRunning !== undefined)
 }

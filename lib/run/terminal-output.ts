@@ -9,13 +9,11 @@
  */
 import type { OutputSink } from './supervisor.js'
 
-/** Where the output goes; called on first output, so a silent pod never creates the streams. */
-export interface OutputStreams {
-  stdout: () => NodeJS.WritableStream
-  stderr: () => NodeJS.WritableStream
+/** Where the output goes: podctl's stdout and stderr (its Io's out and err). */
+export interface OutputWriters {
+  stdout: (chunk: Uint8Array | string) => void
+  stderr: (chunk: Uint8Array | string) => void
 }
-
-const PROCESS_STREAMS: OutputStreams = { stdout: () => process.stdout, stderr: () => process.stderr }
 
 /** The longest piece of a line held back for its end. */
 export const MAX_HELD_BYTES = 64 * 1024
@@ -36,7 +34,7 @@ interface Held {
   bytes: number
 }
 
-export const terminalOutput = (prefix: boolean, streams: OutputStreams = PROCESS_STREAMS): OutputSink => {
+export const terminalOutput = (prefix: boolean, writers: OutputWriters): OutputSink => {
   const held = new Map<string, Held>()
   const tags = new Map<string, Buffer>()
   const tagOf = (app: string): Buffer => {
@@ -46,9 +44,9 @@ export const terminalOutput = (prefix: boolean, streams: OutputStreams = PROCESS
   }
   return {
     write(app, stream, chunk) {
-      const target = stream === 'stdout' ? streams.stdout() : streams.stderr()
+      const write = stream === 'stdout' ? writers.stdout : writers.stderr
       if (!prefix) {
-        target.write(chunk)
+        write(chunk)
         return
       }
       const key = `${app}\0${stream}`
@@ -78,16 +76,16 @@ export const terminalOutput = (prefix: boolean, streams: OutputStreams = PROCESS
         h.bytes += rest.length
       }
       held.set(key, h)
-      if (out.length > 0) target.write(Buffer.concat(out))
+      if (out.length > 0) write(Buffer.concat(out))
     },
     notice(message) {
-      streams.stderr().write(`podctl: ${message}\n`)
+      writers.stderr(`podctl: ${message}\n`)
     },
     flush() {
       for (const [key, h] of held) {
         if (h.bytes === 0) continue
         const [app, stream] = key.split('\0') as [string, string]
-        ;(stream === 'stdout' ? streams.stdout() : streams.stderr()).write(Buffer.concat([tagOf(app), ...h.pieces, NEWLINE]))
+        ;(stream === 'stdout' ? writers.stdout : writers.stderr)(Buffer.concat([tagOf(app), ...h.pieces, NEWLINE]))
       }
       held.clear()
     },

@@ -2,17 +2,16 @@
 import t from 'tap'
 import { terminalOutput } from '../../lib/run/terminal-output.js'
 
-/** A stand-in for process.stdout / process.stderr that keeps what is written. */
+/** A stand-in for podctl's stdout or stderr that keeps what is written. */
 const fake = () => {
   const out: string[] = []
-  // typed as both streams (they differ only in fd)
-  return { out, stream: { write: (s: string | Buffer) => out.push(String(s)) } as unknown as typeof process.stdout & typeof process.stderr }
+  return { out, write: (s: string | Uint8Array) => void out.push(typeof s === 'string' ? s : Buffer.from(s).toString()) }
 }
 
 t.test('one app: chunks pass through untouched', async (t) => {
   const o = fake()
   const e = fake()
-  const sink = terminalOutput(false, { stdout: () => o.stream, stderr: () => e.stream })
+  const sink = terminalOutput(false, { stdout: o.write, stderr: e.write })
   sink.write('a', 'stdout', Buffer.from('par'))
   sink.write('a', 'stdout', Buffer.from('tial\nx'))
   sink.write('a', 'stderr', Buffer.from('err\n'))
@@ -24,7 +23,7 @@ t.test('one app: chunks pass through untouched', async (t) => {
 t.test('several apps: whole lines with "[name] ", partial lines held until complete', async (t) => {
   const o = fake()
   const e = fake()
-  const sink = terminalOutput(true, { stdout: () => o.stream, stderr: () => e.stream })
+  const sink = terminalOutput(true, { stdout: o.write, stderr: e.write })
   sink.write('web', 'stdout', Buffer.from('hel'))
   sink.write('db', 'stdout', Buffer.from('db line\n'))
   sink.write('web', 'stdout', Buffer.from('lo\nwor'))
@@ -41,7 +40,7 @@ t.test('several apps: whole lines with "[name] ", partial lines held until compl
 t.test('notices go to stderr as podctl messages', async (t) => {
   const o = fake()
   const e = fake()
-  terminalOutput(true, { stdout: () => o.stream, stderr: () => e.stream }).notice('app x could not start: ENOENT')
+  terminalOutput(true, { stdout: o.write, stderr: e.write }).notice('app x could not start: ENOENT')
   t.equal(e.out.join(''), 'podctl: app x could not start: ENOENT\n')
   t.same(o.out, [])
 })

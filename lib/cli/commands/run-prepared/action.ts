@@ -27,5 +27,5 @@ export const runPrepared = async (ctx: Context, dataDir: string, uuid: string, o
   // Only a pod that can run is asked: another state, or a damaged manifest, has its own refusal in startPrepared.
   refuseTerminalWithoutOne(() => (pod.state === 'prepared' ? manifestOrUndefined(pod) : undefined))
   const started = await ownFailureIs125(async () => startPrepared(pod, claimWait(ctx, opts.timeout, fleet, opts.provisionersDir)))
-  ctx.state.exitCode = await supervise(started.pod, started.manifest)
+  ctx.state.exitCode = await supervise(ctx.io, started.pod, started.manifest)
 }
