@@ -5,11 +5,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { podRecord, pollUntil, type Test, TIME_RE, UUID_RE } from '../helpers/common.js'
-import { podctlAsync, podctlJson, runDetached, startPodctl } from '../helpers/cli-util.js'
+import { podctl, podctlJson, runDetached, startPodctl } from '../helpers/cli-util.js'
 import { alive, dataDir } from '../helpers/run-util.js'
 
 const sandbox = async (t: Test, dir: string): Promise<string> => {
-  const r = await podctlAsync(t, dir, ['app', 'sandbox', '--detach'])
+  const r = podctl(dir, ['app', 'sandbox', '--detach'])
   t.equal(r.status, 0, 'app sandbox --detach exits 0', { stderr: r.stderr })
   t.match(r.stdout, /^[0-9a-f-]{36}\n$/, 'and prints only the UUID')
   return r.stdout.trim()
@@ -21,7 +21,7 @@ const spawnSyncOk = (cmd: string, args: string[]): void => {
 }
 
 const ok = async (t: Test, dir: string, args: string[]): Promise<string> => {
-  const r = await podctlAsync(t, dir, args)
+  const r = podctl(dir, args)
   t.equal(r.status, 0, `podctl ${args.join(' ')}`, { stderr: r.stderr })
   t.equal(r.stderr, '', 'nothing on stderr')
   return r.stdout
@@ -79,12 +79,12 @@ t.test('a sandbox takes apps while it runs: add, start, stop, rm, list, status',
   t.same(JSON.parse(await ok(t, dir, ['cat-manifest', uuid])).apps, [], 'gone from the manifest')
   t.same(await podctlJson(t, dir, ['app', 'list', uuid, '--format', 'json']), [], 'gone from app list')
   await pollUntil('the removed running app to be stopped', () => !alive(again.pid))
-  const missing = await podctlAsync(t, dir, ['app', 'status', uuid, 'worker'])
+  const missing = podctl(dir, ['app', 'status', uuid, 'worker'])
   t.equal(missing.status, 3, 'app status of a removed app: 3')
-  t.equal((await podctlAsync(t, dir, ['app', 'start', uuid, 'worker'])).status, 3, 'app start of an unknown app: 3')
+  t.equal(podctl(dir, ['app', 'start', uuid, 'worker']).status, 3, 'app start of an unknown app: 3')
   t.equal((await podctlJson(t, dir, ['status', uuid, '--format', 'json'])).pid, supervisor, 'still the same supervisor')
 
-  t.equal((await podctlAsync(t, dir, ['stop', uuid])).status, 0)
+  t.equal(podctl(dir, ['stop', uuid]).status, 0)
   t.equal(podFromUUIDString(dir, uuid).state, 'exited')
 })
 
@@ -92,7 +92,7 @@ t.test('app add of a name already there exits 4', async (t) => {
   const dir = dataDir(t)
   const uuid = await sandbox(t, dir)
   await ok(t, dir, ['app', 'add', uuid, '--name', 'one', '--', 'true'])
-  const r = await podctlAsync(t, dir, ['app', 'add', uuid, '--name', 'one', '--', 'true'])
+  const r = podctl(dir, ['app', 'add', uuid, '--name', 'one', '--', 'true'])
   t.equal(r.status, 4)
   t.match(r.stderr, /already has an app named one/)
   t.equal(JSON.parse(await ok(t, dir, ['cat-manifest', uuid])).apps.length, 1)
@@ -108,7 +108,7 @@ t.test("an ephemeral app's exit code does not decide the pod's", async (t) => {
   await pollUntil('the ephemeral app to exit', () => podRecord(dir, uuid).apps[0].state === 'exited')
   const job = await podctlJson(t, dir, ['app', 'status', uuid, 'job', '--format', 'json'])
   t.match(job, { type: 'ephemeral', state: 'exited', exit_code: 7 })
-  t.equal((await podctlAsync(t, dir, ['stop', uuid])).status, 0)
+  t.equal(podctl(dir, ['stop', uuid]).status, 0)
   const v = await podctlJson(t, dir, ['status', uuid, '--format', 'json'])
   t.equal(v.state, 'exited')
   t.match(v.apps, [{ name: 'job', exit_code: 7 }, { name: 'check', exit_code: 0 }])
@@ -117,11 +117,11 @@ t.test("an ephemeral app's exit code does not decide the pod's", async (t) => {
 
 t.test('app add without the UUID says the UUID is missing, not the command', async (t) => {
   const dir = dataDir(t)
-  const r = await podctlAsync(t, dir, ['app', 'add', '--name', 'x', '--', '/bin/true'])
+  const r = podctl(dir, ['app', 'add', '--name', 'x', '--', '/bin/true'])
   t.equal(r.status, 2)
   t.match(r.stderr, /^podctl: missing pod UUID: "\/bin\/true" is not one\nusage: podctl app add UUID --name NAME -- CMD/)
   const uuid = await runDetached(t, dir, ['--', 'sleep', '1000'])
-  const noCommand = await podctlAsync(t, dir, ['app', 'add', uuid, '--name', 'x'])
+  const noCommand = podctl(dir, ['app', 'add', uuid, '--name', 'x'])
   t.equal(noCommand.status, 2, 'a UUID and no command: exit 2')
   t.match(noCommand.stderr, /no command given/)
 })
@@ -129,18 +129,18 @@ t.test('app add without the UUID says the UUID is missing, not the command', asy
 t.test('app add to an immutable pod exits 4: "immutable pod"', async (t) => {
   const dir = dataDir(t)
   const uuid = await runDetached(t, dir, ['--', 'sleep', '1000'])
-  const r = await podctlAsync(t, dir, ['app', 'add', uuid, '--name', 'extra', '--', 'true'])
+  const r = podctl(dir, ['app', 'add', uuid, '--name', 'extra', '--', 'true'])
   t.equal(r.status, 4)
   t.match(r.stderr, /^podctl: immutable pod/)
   t.equal(r.stdout, '')
   t.same(JSON.parse(await ok(t, dir, ['cat-manifest', uuid])).apps.map((a: any) => a.name), ['sleep'], 'manifest unchanged')
   for (const args of [['app', 'rm', uuid, 'sleep'], ['app', 'start', uuid, 'sleep'], ['app', 'stop', uuid, 'sleep']]) {
-    const x = await podctlAsync(t, dir, args)
+    const x = podctl(dir, args)
     t.equal(x.status, 4, `${args[1]}: 4`)
     t.match(x.stderr, /immutable pod/)
   }
-  const prepared = (await podctlAsync(t, dir, ['prepare', '--', 'true'])).stdout.trim()
-  const p = await podctlAsync(t, dir, ['app', 'add', prepared, '--name', 'extra', '--', 'true'])
+  const prepared = podctl(dir, ['prepare', '--', 'true']).stdout.trim()
+  const p = podctl(dir, ['app', 'add', prepared, '--name', 'extra', '--', 'true'])
   t.equal(p.status, 4, 'a prepared immutable pod too')
   t.match(p.stderr, /immutable pod/)
 })
@@ -170,14 +170,14 @@ t.test('app add and app rm on a prepared mutable pod show in app list and status
   const dir = dataDir(t)
   const m = path.join(dir, 'm.json')
   fs.writeFileSync(m, JSON.stringify({ apiVersion: 'podctl/v1', mutable: true, apps: [{ name: 'base', exec: ['true'] }] }))
-  const uuid = (await podctlAsync(t, dir, ['prepare', '--manifest', m])).stdout.trim()
-  t.equal((await podctlAsync(t, dir, ['app', 'add', uuid, '--name', 'extra', '--', 'true'])).status, 0)
+  const uuid = podctl(dir, ['prepare', '--manifest', m]).stdout.trim()
+  t.equal(podctl(dir, ['app', 'add', uuid, '--name', 'extra', '--', 'true']).status, 0)
   const names = async (): Promise<string[]> =>
     ((await podctlJson(t, dir, ['status', uuid, '--format', 'json'])).apps as { name: string }[]).map((a) => a.name)
   t.strictSame(await names(), ['base', 'extra'], 'status shows the added app')
-  t.match((await podctlAsync(t, dir, ['app', 'list', uuid])).stdout, /^extra\s+regular\s+created/m, 'app list too')
-  t.equal((await podctlAsync(t, dir, ['app', 'status', uuid, 'extra'])).status, 0, 'app status finds it')
-  t.equal((await podctlAsync(t, dir, ['app', 'rm', uuid, 'extra'])).status, 0)
+  t.match(podctl(dir, ['app', 'list', uuid]).stdout, /^extra\s+regular\s+created/m, 'app list too')
+  t.equal(podctl(dir, ['app', 'status', uuid, 'extra']).status, 0, 'app status finds it')
+  t.equal(podctl(dir, ['app', 'rm', uuid, 'extra']).status, 0)
   t.strictSame(await names(), ['base'], 'and no longer after app rm')
 })
 

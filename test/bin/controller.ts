@@ -157,7 +157,7 @@ t.test('with a live controller, run waits for it; a stopped leader makes run tim
   await pollUntil('the controller to lead', () => lease(dir).alive)
   const m = path.join(path.dirname(dir), 'm.json')
   fs.writeFileSync(m, JSON.stringify(claimManifest('web')))
-  const r = await podctlAsync(t, dir, ['run', '--manifest', m])
+  const r = podctl(dir, ['run', '--manifest', m])
   t.equal(r.status, 0, r.stderr)
   t.match(claim(dir, 'web'), { phase: 'bound', provisioned_by: 'ctl' }, 'the controller bound it, not run')
 
@@ -167,11 +167,11 @@ t.test('with a live controller, run waits for it; a stopped leader makes run tim
 
   c.proc.kill('SIGSTOP')
   fs.writeFileSync(m, JSON.stringify(claimManifest('late')))
-  const waited = await podctlAsync(t, dir, ['run', '--manifest', m, '--timeout', '200ms'])
+  const waited = podctl(dir, ['run', '--manifest', m, '--timeout', '200ms'])
   t.equal(waited.status, 5, 'the lease is live and nobody works: --timeout, exit 5')
   t.match(waited.stderr, /volume claim late is still pending \(a controller is working on it\)/)
   await pollUntil('the stopped leader\'s lease to run out', () => !lease(dir).alive)
-  const inline = await podctlAsync(t, dir, ['run', '--manifest', m])
+  const inline = podctl(dir, ['run', '--manifest', m])
   t.equal(inline.status, 0, inline.stderr)
   t.match(claim(dir, 'late'), { phase: 'bound', provisioned_by: /\/\d+$/ }, 'run provisioned it itself')
   c.proc.kill('SIGCONT')

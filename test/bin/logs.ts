@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { manifestFile, pollUntil, type Test } from '../helpers/common.js'
-import { podctlAsync, runDetached, startPodctl } from '../helpers/cli-util.js'
+import { podctl, runDetached, startPodctl } from '../helpers/cli-util.js'
 import { dataDir } from '../helpers/run-util.js'
 
 const sh = (script: string): string[] => ['/bin/sh', '-c', script]
@@ -13,17 +13,17 @@ const sh = (script: string): string[] => ['/bin/sh', '-c', script]
 const runApps = async (t: Test, dir: string, apps: { name: string; exec: string[] }[]): Promise<string> => {
   const m = manifestFile(dir, { apiVersion: 'podctl/v1', apps })
   const uuidFile = path.join(dir, 'uuid')
-  t.equal((await podctlAsync(t, dir, ['run', '--manifest', m, '--uuid-file-save', uuidFile])).status, 0, 'the pod ran')
+  t.equal(podctl(dir, ['run', '--manifest', m, '--uuid-file-save', uuidFile]).status, 0, 'the pod ran')
   return fs.readFileSync(uuidFile, 'utf8').trim()
 }
 
 t.test('logs of a one-app pod: stdout and stderr, unprefixed', async (t) => {
   const dir = dataDir(t)
   const uuidFile = path.join(dir, 'uuid')
-  const run = await podctlAsync(t, dir, ['run', '--uuid-file-save', uuidFile, '--', 'sh', '-c', 'echo out1; echo err1 >&2; echo out2'])
+  const run = podctl(dir, ['run', '--uuid-file-save', uuidFile, '--', 'sh', '-c', 'echo out1; echo err1 >&2; echo out2'])
   t.equal(run.status, 0)
   const uuid = fs.readFileSync(uuidFile, 'utf8').trim()
-  const r = await podctlAsync(t, dir, ['logs', uuid.slice(0, 8)])
+  const r = podctl(dir, ['logs', uuid.slice(0, 8)])
   t.equal(r.status, 0, r.stderr)
   const lines = r.stdout.split('\n')
   t.equal(lines.pop(), '')
@@ -39,37 +39,37 @@ t.test('logs of several apps: prefixes, --app, --tail, unknown app', async (t) =
     { name: 'db', exec: sh('echo db-1; echo db-2 >&2; echo db-3') },
   ])
 
-  const all = await podctlAsync(t, dir, ['logs', uuid])
+  const all = podctl(dir, ['logs', uuid])
   t.equal(all.status, 0, all.stderr)
   const lines = all.stdout.trim().split('\n')
   t.same(lines.filter((l) => l.startsWith('[web] ')), ['[web] web-1', '[web] web-2', '[web] web-3', '[web] web-4'])
   t.same(lines.filter((l) => l.startsWith('[db] ')).sort(), ['[db] db-1', '[db] db-2', '[db] db-3'])
   t.equal(lines.length, 7, 'every line is prefixed with its app')
 
-  const web = await podctlAsync(t, dir, ['logs', uuid, '--app', 'web'])
+  const web = podctl(dir, ['logs', uuid, '--app', 'web'])
   t.equal(web.status, 0)
   t.equal(web.stdout, 'web-1\nweb-2\nweb-3\nweb-4\n', 'one app shown: no prefix')
 
-  const tail = await podctlAsync(t, dir, ['logs', uuid, '--tail', '2'])
+  const tail = podctl(dir, ['logs', uuid, '--tail', '2'])
   t.equal(tail.status, 0)
   const tl = tail.stdout.trim().split('\n')
   t.same(tl.filter((l) => l.startsWith('[web] ')), ['[web] web-3', '[web] web-4'], 'the last 2 lines of web')
   t.equal(tl.filter((l) => l.startsWith('[db] ')).length, 2, 'the last 2 lines of db')
   t.equal(tl.length, 4)
 
-  const tail1 = await podctlAsync(t, dir, ['logs', uuid, '--app', 'web', '--tail', '1'])
+  const tail1 = podctl(dir, ['logs', uuid, '--app', 'web', '--tail', '1'])
   t.equal(tail1.stdout, 'web-4\n')
 
-  const nope = await podctlAsync(t, dir, ['logs', uuid, '--app', 'nope'])
+  const nope = podctl(dir, ['logs', uuid, '--app', 'nope'])
   t.equal(nope.status, 3, 'an unknown app: 3')
   t.match(nope.stderr, /no app named "nope"/)
   t.match(nope.stderr, /web/, 'the hint lists the apps')
   t.equal(nope.stdout, '')
 
-  const bad = await podctlAsync(t, dir, ['logs', uuid, '--tail', 'many'])
+  const bad = podctl(dir, ['logs', uuid, '--tail', 'many'])
   t.equal(bad.status, 2, 'a bad --tail is a usage error')
 
-  const nopod = await podctlAsync(t, dir, ['logs', 'abcdef12'])
+  const nopod = podctl(dir, ['logs', 'abcdef12'])
   t.equal(nopod.status, 3)
 })
 
@@ -79,7 +79,7 @@ t.test('logs of several apps: an app\'s unfinished last line does not run into t
     { name: 'a', exec: sh('printf "a-1\\na-partial"') },
     { name: 'b', exec: sh('printf "b-partial"') },
   ])
-  const r = await podctlAsync(t, dir, ['logs', uuid])
+  const r = podctl(dir, ['logs', uuid])
   t.equal(r.status, 0, r.stderr)
   t.same(r.stdout.split('\n').filter(Boolean).sort(), ['[a] a-1', '[a] a-partial', '[b] b-partial'], 'each app\'s lines apart, every one prefixed')
   t.ok(r.stdout.endsWith('\n'), 'the output ends with a newline')
@@ -131,22 +131,22 @@ t.test('logs --follow of several apps prefixes each line', async (t) => {
 
 t.test('an app started again after a run that ended mid-line: its output starts on a line of its own', async (t) => {
   const dir = dataDir(t)
-  const sandbox = await podctlAsync(t, dir, ['app', 'sandbox', '--detach'])
+  const sandbox = podctl(dir, ['app', 'sandbox', '--detach'])
   t.equal(sandbox.status, 0, sandbox.stderr)
   const uuid = sandbox.stdout.trim()
-  t.equal((await podctlAsync(t, dir, ['app', 'add', uuid, '--name', 'p', '--', 'sh', '-c', 'printf partial'])).status, 0)
+  t.equal(podctl(dir, ['app', 'add', uuid, '--name', 'p', '--', 'sh', '-c', 'printf partial']).status, 0)
   const runOnce = async (n: number): Promise<void> => {
-    t.equal((await podctlAsync(t, dir, ['app', 'start', uuid, 'p'])).status, 0, `start ${n}`)
+    t.equal(podctl(dir, ['app', 'start', uuid, 'p']).status, 0, `start ${n}`)
     await pollUntil(`run ${n} of p exited`, async () => {
-      const apps = JSON.parse((await podctlAsync(t, dir, ['app', 'list', uuid, '--format', 'json'])).stdout) as { name: string; state: string }[]
+      const apps = JSON.parse(podctl(dir, ['app', 'list', uuid, '--format', 'json']).stdout) as { name: string; state: string }[]
       return apps.find((a) => a.name === 'p')?.state === 'exited'
     })
   }
   await runOnce(1)
   await runOnce(2)
-  const r = await podctlAsync(t, dir, ['logs', uuid, '--app', 'p'])
+  const r = podctl(dir, ['logs', uuid, '--app', 'p'])
   t.equal(r.stdout, 'partial\npartial', 'two lines, not "partialpartial"; the last one as the app left it')
-  t.equal((await podctlAsync(t, dir, ['rm', '-f', uuid])).status, 0)
+  t.equal(podctl(dir, ['rm', '-f', uuid]).status, 0)
 })
 
 const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -158,7 +158,7 @@ t.test('--timestamps: each line with the time it arrived; --since: the lines fro
     { name: 'web', exec: sh('echo early-1; echo early-2; sleep 2; echo late-1; printf late-2') },
     { name: 'db', exec: sh('echo db-1') },
   ])
-  const r = await podctlAsync(t, dir, ['logs', uuid, '--app', 'web', '-t'])
+  const r = podctl(dir, ['logs', uuid, '--app', 'web', '-t'])
   t.equal(r.status, 0, r.stderr)
   const lines = r.stdout.split('\n')
   t.equal(lines.length, 4, 'four lines; the last has no newline, as the app wrote it')
@@ -180,17 +180,17 @@ t.test('--timestamps: each line with the time it arrived; --since: the lines fro
 
   // --since a time between the two groups: only the late lines.
   const between = new Date(ms[1]! + 700).toISOString()
-  const since = await podctlAsync(t, dir, ['logs', uuid, '--app', 'web', `--since=${between}`])
+  const since = podctl(dir, ['logs', uuid, '--app', 'web', `--since=${between}`])
   t.equal(since.stdout, 'late-1\nlate-2', `--since ${between}`)
   // The same time with an offset.
   const d = new Date(ms[1]! + 700 + 3_600_000)
   const offset = `${d.toISOString().slice(0, 19)}.${String(d.getUTCMilliseconds()).padStart(3, '0')}+01:00`
-  t.equal((await podctlAsync(t, dir, ['logs', uuid, '--app', 'web', '--since', offset])).stdout, 'late-1\nlate-2', `--since ${offset}`)
+  t.equal(podctl(dir, ['logs', uuid, '--app', 'web', '--since', offset]).stdout, 'late-1\nlate-2', `--since ${offset}`)
   // A duration back from now: everything (the pod ran seconds ago), or nothing that old.
-  t.equal((await podctlAsync(t, dir, ['logs', uuid, '--app', 'web', '--since', '1h'])).stdout, 'early-1\nearly-2\nlate-1\nlate-2')
-  t.equal((await podctlAsync(t, dir, ['logs', uuid, '--app', 'web', '--since', '0s'])).stdout, '', '--since 0s: nothing has arrived since now')
+  t.equal(podctl(dir, ['logs', uuid, '--app', 'web', '--since', '1h']).stdout, 'early-1\nearly-2\nlate-1\nlate-2')
+  t.equal(podctl(dir, ['logs', uuid, '--app', 'web', '--since', '0s']).stdout, '', '--since 0s: nothing has arrived since now')
   // With several apps: [app] first, then the time; --since and --tail together.
-  const both = await podctlAsync(t, dir, ['logs', uuid, '--timestamps', '--since', between, '--tail', '1'])
+  const both = podctl(dir, ['logs', uuid, '--timestamps', '--since', between, '--tail', '1'])
   t.match(both.stdout, /^\[web\] \d{4}-\S+Z late-2\n$/, 'several apps: "[app] TIME line"; db\'s line is older than --since')
 })
 
@@ -198,7 +198,7 @@ t.test('--since that is neither a duration nor a time is exit 2', async (t) => {
   const dir = dataDir(t)
   const uuid = await runApps(t, dir, [{ name: 'a', exec: sh('echo x') }])
   for (const bad of ['yesterday', '-5m', '2026-11-25', '2026-13-45T99:00:00Z', '']) {
-    const r = await podctlAsync(t, dir, ['logs', uuid, `--since=${bad}`])
+    const r = podctl(dir, ['logs', uuid, `--since=${bad}`])
     t.equal(r.status, 2, `--since=${JSON.stringify(bad)}: exit 2`)
     t.match(r.stderr, /^podctl: invalid --since .*: expected a duration \(10m, 1h30m\) or a time/)
     t.equal(r.stdout, '')

@@ -4,11 +4,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { podRecord, pollUntil, type Test, UUID_RE } from '../helpers/common.js'
-import { podctlAsync, podctlJson, startPodctl } from '../helpers/cli-util.js'
+import { podctl, podctlJson, startPodctl } from '../helpers/cli-util.js'
 import { alive, dataDir } from '../helpers/run-util.js'
 
 const prepare = async (t: Test, dir: string, args: string[]): Promise<string> => {
-  const r = await podctlAsync(t, dir, ['prepare', ...args])
+  const r = podctl(dir, ['prepare', ...args])
   t.equal(r.status, 0, 'prepared', { stderr: r.stderr })
   return r.stdout.trim()
 }
@@ -16,20 +16,20 @@ const prepare = async (t: Test, dir: string, args: string[]): Promise<string> =>
 t.test('run-prepared in the foreground runs the pod and exits with its code', async (t) => {
   const dir = dataDir(t)
   const uuid = await prepare(t, dir, ['--', 'sh', '-c', 'echo "running $PODCTL_POD_UUID"; exit 6'])
-  const r = await podctlAsync(t, dir, ['run-prepared', uuid.slice(0, 8)])
+  const r = podctl(dir, ['run-prepared', uuid.slice(0, 8)])
   t.equal(r.status, 6)
   t.equal(r.stdout, `running ${uuid}\n`)
   t.equal(r.stderr, '')
   const v = await podctlJson(t, dir, ['status', uuid, '--format', 'json'])
   t.match(v, { state: 'exited', exit_code: 6, apps: [{ state: 'exited', exit_code: 6 }] })
-  const again = await podctlAsync(t, dir, ['run-prepared', uuid])
+  const again = podctl(dir, ['run-prepared', uuid])
   t.equal(again.status, 4, 'an exited pod cannot run again')
   t.match(again.stderr, /exited/)
 })
 
 t.test('run-prepared of no such pod exits 3', async (t) => {
   const dir = dataDir(t)
-  const r = await podctlAsync(t, dir, ['run-prepared', '--detach', 'abcdef12'])
+  const r = podctl(dir, ['run-prepared', '--detach', 'abcdef12'])
   t.equal(r.status, 3)
   t.equal(r.stdout, '')
 })
@@ -42,13 +42,13 @@ t.test('an app whose program vanished between prepare and run exits 127', async 
   fs.writeFileSync(m, JSON.stringify({ apiVersion: 'podctl/v1', apps: [{ name: 'gone', exec: [prog] }, { name: 'fine', exec: ['/bin/sh', '-c', 'echo fine'] }] }))
   const uuid = await prepare(t, dir, ['--manifest', m])
   fs.rmSync(prog)
-  const r = await podctlAsync(t, dir, ['run-prepared', uuid])
+  const r = podctl(dir, ['run-prepared', uuid])
   t.equal(r.status, 127, 'like a shell: command not found')
   t.match(r.stderr, /app gone could not start/)
   t.match(r.stdout, /^\[fine\] fine$/m, 'the other app still ran')
   const v = await podctlJson(t, dir, ['status', uuid, '--format', 'json'])
   t.match(v.apps, [{ name: 'gone', state: 'exited', exit_code: 127 }, { name: 'fine', exit_code: 0 }])
-  const log = await podctlAsync(t, dir, ['logs', uuid, '--app', 'gone'])
+  const log = podctl(dir, ['logs', uuid, '--app', 'gone'])
   t.match(log.stdout, /could not start/, 'the failure is in the app log too')
 })
 
@@ -75,7 +75,7 @@ t.test('8 concurrent run-prepared --detach: exactly one runs the pod, the others
     t.equal(v.state, 'running', `round ${round}: the pod runs`)
     t.ok(alive(v.pid), 'under one live supervisor')
     const app = await pollUntil('the app to run', () => (podRecord(dir, uuid).apps[0].pid as number | null) ?? undefined)
-    t.equal((await podctlAsync(t, dir, ['stop', '--force', uuid])).status, 0)
+    t.equal(podctl(dir, ['stop', '--force', uuid]).status, 0)
     await pollUntil('the app to die', () => !alive(app))
   }
 })

@@ -5,7 +5,7 @@ import path from 'node:path'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { processesWithEnv } from '../../lib/proc/escaped.js'
 import { manifestFile, podRecord, pollUntil, TIME_RE, UUID_RE } from '../helpers/common.js'
-import { podctlAsync, podctlJson, runDetached, startPodctl } from '../helpers/cli-util.js'
+import { podctl, podctlJson, runDetached, startPodctl } from '../helpers/cli-util.js'
 import { alive, appMembers, dataDir, fdTarget, guardianOf, procStat } from '../helpers/run-util.js'
 
 const sh = (script: string): string[] => ['/bin/sh', '-c', script]
@@ -19,11 +19,11 @@ const onlyPod = (dir: string): string => {
 
 t.test('run -- sh -c "echo hi; exit 3" prints hi and exits 3', async (t) => {
   const dir = dataDir(t)
-  const r = await podctlAsync(t, dir, ['run', '--', 'sh', '-c', 'echo hi; exit 3'])
+  const r = podctl(dir, ['run', '--', 'sh', '-c', 'echo hi; exit 3'])
   t.equal(r.status, 3, 'the pod exit code')
   t.equal(r.stdout, 'hi\n', 'the output of a one-app pod is not prefixed')
   t.equal(r.stderr, '')
-  const st = await podctlAsync(t, dir, ['status', onlyPod(dir)])
+  const st = podctl(dir, ['status', onlyPod(dir)])
   t.equal(st.status, 0)
   t.match(st.stdout, /^state=exited$/m)
   t.match(st.stdout, /^exited=true$/m)
@@ -32,7 +32,7 @@ t.test('run -- sh -c "echo hi; exit 3" prints hi and exits 3', async (t) => {
 
 t.test('app stderr goes to stderr, stdout to stdout, unprefixed for one app', async (t) => {
   const dir = dataDir(t)
-  const r = await podctlAsync(t, dir, ['run', '--', 'sh', '-c', 'echo out; echo err >&2; printf tail'])
+  const r = podctl(dir, ['run', '--', 'sh', '-c', 'echo out; echo err >&2; printf tail'])
   t.equal(r.status, 0)
   t.equal(r.stdout, 'out\ntail')
   t.equal(r.stderr, 'err\n')
@@ -47,7 +47,7 @@ t.test('several apps: each line is prefixed with "[name] "', async (t) => {
       { name: 'beta', exec: sh('echo b1; echo b-err >&2') },
     ],
   })
-  const r = await podctlAsync(t, dir, ['run', '--manifest', m])
+  const r = podctl(dir, ['run', '--manifest', m])
   t.equal(r.status, 0, r.stderr)
   const out = r.stdout.split('\n')
   t.equal(out.pop(), '', 'stdout ends with a newline: a partial last line is completed')
@@ -70,7 +70,7 @@ t.test('init apps run one after another, to completion, before the regular apps'
       { name: 'worker', exec: sh('echo worker >> "$ORDER"'), env: { ORDER: order } },
     ],
   })
-  const r = await podctlAsync(t, dir, ['run', '--manifest', m])
+  const r = podctl(dir, ['run', '--manifest', m])
   t.equal(r.status, 0, r.stderr)
   const lines = fs.readFileSync(order, 'utf8').trim().split('\n')
   t.same(lines.slice(0, 3), ['init-one-start', 'init-one-end', 'init-two'], 'init apps in manifest order, each to its end')
@@ -98,7 +98,7 @@ t.test('a failing init app ends the pod with its code; no later app starts', asy
       { name: 'web', exec: sh('echo web >> "$ORDER"'), env: { ORDER: order } },
     ],
   })
-  const r = await podctlAsync(t, dir, ['run', '--manifest', m])
+  const r = podctl(dir, ['run', '--manifest', m])
   t.equal(r.status, 4, "the failing init app's exit code")
   t.equal(fs.readFileSync(order, 'utf8'), 'setup\n', 'nothing ran after the failing init app')
   const v = await podctlJson(t, dir, ['status', onlyPod(dir), '--format', 'json'])
@@ -121,7 +121,7 @@ t.test('the exit code is the first non-zero one in manifest order, not in time o
       { name: 'late', exec: sh('exit 7') },
     ],
   })
-  const r = await podctlAsync(t, dir, ['run', '--manifest', m])
+  const r = podctl(dir, ['run', '--manifest', m])
   t.equal(r.status, 5)
   const v = await podctlJson(t, dir, ['status', onlyPod(dir), '--format', 'json'])
   t.equal(v.exit_code, 5)
@@ -131,7 +131,7 @@ t.test('the exit code is the first non-zero one in manifest order, not in time o
 
 t.test('an app killed by a signal gives 128+N', async (t) => {
   const dir = dataDir(t)
-  const r = await podctlAsync(t, dir, ['run', '--', 'sh', '-c', 'kill -TERM $$'])
+  const r = podctl(dir, ['run', '--', 'sh', '-c', 'kill -TERM $$'])
   t.equal(r.status, 143, 'SIGTERM: 128+15')
   const m = manifestFile(dir, {
     apiVersion: 'podctl/v1',
@@ -140,7 +140,7 @@ t.test('an app killed by a signal gives 128+N', async (t) => {
       { name: 'killed', exec: sh('kill -KILL $$') },
     ],
   })
-  const r2 = await podctlAsync(t, dir, ['run', '--manifest', m])
+  const r2 = podctl(dir, ['run', '--manifest', m])
   t.equal(r2.status, 137, 'SIGKILL: 128+9')
   const pods = await podctlJson(t, dir, ['list', '--format', 'json'])
   t.same(pods.map((p: any) => p.exit_code).sort(), [137, 143])
@@ -158,7 +158,7 @@ t.test('status and list show per-app pid, start, finish and exit code', async (t
       { name: 'two', exec: sh('echo $$ > "$PODCTL_APP_ROOT/pid"; exit 2') },
     ],
   })
-  const r = await podctlAsync(t, dir, ['run', '--manifest', m, '--uuid-file-save', path.join(dir, 'uuid')])
+  const r = podctl(dir, ['run', '--manifest', m, '--uuid-file-save', path.join(dir, 'uuid')])
   t.equal(r.status, 2)
   const uuid = fs.readFileSync(path.join(dir, 'uuid'), 'utf8').trim()
   t.match(uuid, UUID_RE)
@@ -177,7 +177,7 @@ t.test('status and list show per-app pid, start, finish and exit code', async (t
     t.equal(a.state, 'exited')
     t.equal(a.exit_code, i === 0 ? 0 : 2)
   }
-  const st = await podctlAsync(t, dir, ['status', uuid])
+  const st = podctl(dir, ['status', uuid])
   t.match(st.stdout, /^app-one=0$/m)
   t.match(st.stdout, /^app-two=2$/m)
 })
@@ -192,7 +192,7 @@ t.test('apps get PODCTL_* variables, the manifest env, --env, and their root as 
       { name: 'inner', exec: sh(script), workingDirectory: '/work/sub' },
     ],
   })
-  const r = await podctlAsync(t, dir, ['run', '--manifest', m, '--env', 'FROM_FLAG=f=v'])
+  const r = podctl(dir, ['run', '--manifest', m, '--env', 'FROM_FLAG=f=v'])
   t.equal(r.status, 0, r.stderr)
   const uuid = onlyPod(dir)
   const root = (n: string) => path.join(dir, 'pods', 'run', uuid, 'apps', n)
@@ -252,12 +252,12 @@ t.test('run --detach: prints the UUID, the pod runs, the supervisor has no termi
   t.equal(st.session, sup, 'the supervisor leads its own session')
   t.equal(st.ttyNr, 0, 'no controlling terminal')
 
-  const ready = await podctlAsync(t, dir, ['status', uuid, '--wait-ready'])
+  const ready = podctl(dir, ['status', uuid, '--wait-ready'])
   t.equal(ready.status, 0, '--wait-ready returns 0 once the apps have started')
   t.match(ready.stdout, /^state=running$/m)
   // Started before the timed-out wait below, so it has looked at the running pod by the time that one gives up.
   const waiting = startPodctl(t, dir, ['status', uuid, '--wait'])
-  const timeout = await podctlAsync(t, dir, ['status', uuid, '--wait=200ms'])
+  const timeout = podctl(dir, ['status', uuid, '--wait=200ms'])
   t.equal(timeout.status, 5, '--wait=200ms times out with 5 while the pod runs')
   t.match(timeout.stderr, /timed out/)
   t.equal(waiting.child.exitCode, null, 'status --wait is still waiting while the pod runs')
@@ -272,7 +272,7 @@ t.test('run --detach: prints the UUID, the pod runs, the supervisor has no termi
 t.test('SIGKILL of a detached supervisor: the pod reads exited, the guardian kills every app process', async (t) => {
   const dir = dataDir(t)
   const uuid = await runDetached(t, dir, ['--', 'sh', '-c', 'sleep 1000 & sleep 1000'])
-  t.equal((await podctlAsync(t, dir, ['status', uuid, '--wait-ready'])).status, 0)
+  t.equal(podctl(dir, ['status', uuid, '--wait-ready']).status, 0)
   const rec = await pollUntil('the app pid', () => {
     const r = podRecord(dir, uuid)
     return r.apps[0].pid !== null && r.apps[0].state === 'running' ? r : undefined
@@ -322,7 +322,7 @@ t.test('supervisor and guardian both killed: the next status reaps the orphaned 
   process.kill(rec.pid, 'SIGKILL')
   await pollUntil('the supervisor to die', () => !alive(rec.pid))
   t.ok(members.every(alive), 'with no guardian the app processes outlive the supervisor (precondition)')
-  const st = await podctlAsync(t, dir, ['status', uuid])
+  const st = podctl(dir, ['status', uuid])
   t.equal(st.status, 0)
   t.match(st.stdout, /^state=exited$/m)
   await pollUntil('the orphaned app processes to die', () => members.every((p) => !alive(p)))
@@ -359,7 +359,7 @@ t.test('status --wait-ready of a pod whose init app fails: 4, it will never be r
     ],
   })
   const uuid = await runDetached(t, dir, ['--manifest', m])
-  const r = await podctlAsync(t, dir, ['status', uuid, '--wait-ready'])
+  const r = podctl(dir, ['status', uuid, '--wait-ready'])
   t.equal(r.status, 4)
   t.match(r.stderr, /never be ready/)
   t.equal(podRecord(dir, uuid).apps[1].state, 'created', 'the regular app never started')
@@ -369,7 +369,7 @@ t.test('status --wait UUID (flag first, as rkt users type it)', async (t) => {
   const dir = dataDir(t)
   const uuid = await runDetached(t, dir, ['--', 'sh', '-c', 'exit 0'])
   for (const flag of ['--wait', '--wait-ready']) {
-    const r = await podctlAsync(t, dir, ['status', flag, uuid])
+    const r = podctl(dir, ['status', flag, uuid])
     t.not(r.status, 2, `status ${flag} UUID is not a usage error`, { stderr: r.stderr })
   }
 })

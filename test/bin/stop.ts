@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
 import { podRecord, pollUntil, type Test } from '../helpers/common.js'
-import { podctlAsync, podctlJson, runDetached, startPodctl } from '../helpers/cli-util.js'
+import { podctl, podctlJson, runDetached, startPodctl } from '../helpers/cli-util.js'
 import { alive, appMembers, dataDir } from '../helpers/run-util.js'
 
 /** Waits until the pod's only app runs, and returns its recorded pid. */
@@ -26,7 +26,7 @@ t.test('stop: SIGTERM to the apps, the pod ends exited, returns 0', async (t) =>
   const dir = dataDir(t)
   const uuid = await runDetached(t, dir, ['--', 'sleep', '1000'])
   const pid = await appRunning(dir, uuid)
-  const r = await podctlAsync(t, dir, ['stop', uuid.slice(0, 8)])
+  const r = podctl(dir, ['stop', uuid.slice(0, 8)])
   t.equal(r.status, 0, r.stderr)
   t.equal(r.stdout, `${uuid}\n`, 'prints the full UUID of the stopped pod')
   const v = await assertStopped(t, dir, uuid, [pid])
@@ -41,7 +41,7 @@ t.test('stop --force: SIGKILL at once', async (t) => {
   const uuid = await runDetached(t, dir, ['--', 'sh', '-c', 'trap "" TERM; sleep 1000 & while :; do sleep 0.05; done'])
   const pid = await appRunning(dir, uuid)
   const members = await pollUntil('the app and its children', () => (appMembers(pid).length >= 2 ? appMembers(pid) : undefined))
-  const r = await podctlAsync(t, dir, ['stop', '--force', uuid])
+  const r = podctl(dir, ['stop', '--force', uuid])
   t.equal(r.status, 0, r.stderr)
   const v = await assertStopped(t, dir, uuid, members)
   t.equal(v.state, 'exited')
@@ -54,31 +54,31 @@ t.test('stop --timeout: an app that ignores SIGTERM is SIGKILLed after the timeo
   const uuid = await runDetached(t, dir, ['--', 'sh', '-c', 'trap "echo got TERM" TERM; echo started; while :; do sleep 0.05; done'])
   const pid = await appRunning(dir, uuid)
   await pollUntil('the app to print', () => (fs.readFileSync(path.join(dir, 'pods', 'run', uuid, 'logs', 'sh.log'), 'utf8').includes('started') ? true : undefined))
-  const r = await podctlAsync(t, dir, ['stop', '--timeout', '300ms', uuid])
+  const r = podctl(dir, ['stop', '--timeout', '300ms', uuid])
   t.equal(r.status, 0, r.stderr)
   const v = await assertStopped(t, dir, uuid, [pid])
   t.equal(v.state, 'exited')
-  const log = await podctlAsync(t, dir, ['logs', uuid])
+  const log = podctl(dir, ['logs', uuid])
   t.match(log.stdout, /^got TERM$/m, 'the app got SIGTERM first')
   t.match(v.apps[0], { state: 'exited', exit_code: 137 }, 'the SIGKILL is recorded as 137')
 })
 
 t.test('stop of an exited pod is a no-op that exits 0', async (t) => {
   const dir = dataDir(t)
-  const run = await podctlAsync(t, dir, ['run', '--uuid-file-save', path.join(dir, 'uuid'), '--', 'sh', '-c', 'exit 2'])
+  const run = podctl(dir, ['run', '--uuid-file-save', path.join(dir, 'uuid'), '--', 'sh', '-c', 'exit 2'])
   t.equal(run.status, 2)
   const uuid = fs.readFileSync(path.join(dir, 'uuid'), 'utf8').trim()
   const before = await podctlJson(t, dir, ['status', uuid, '--format', 'json'])
-  const r = await podctlAsync(t, dir, ['stop', uuid])
+  const r = podctl(dir, ['stop', uuid])
   t.equal(r.status, 0, r.stderr)
   t.same(await podctlJson(t, dir, ['status', uuid, '--format', 'json']), before, 'nothing changed')
 })
 
 t.test('stop of a prepared pod exits 4', async (t) => {
   const dir = dataDir(t)
-  const p = await podctlAsync(t, dir, ['prepare', '--', 'sleep', '1000'])
+  const p = podctl(dir, ['prepare', '--', 'sleep', '1000'])
   const uuid = p.stdout.trim()
-  const r = await podctlAsync(t, dir, ['stop', uuid])
+  const r = podctl(dir, ['stop', uuid])
   t.equal(r.status, 4)
   t.match(r.stderr, /^podctl: pod \w+ is prepared/)
   t.equal(r.stdout, '')
@@ -91,7 +91,7 @@ t.test('stop of several pods at once; an unknown one does not stop the others', 
   const b = await runDetached(t, dir, ['--', 'sh', '-c', 'trap "exit 3" TERM; while :; do sleep 0.05; done'])
   const pa = await appRunning(dir, a)
   const pb = await appRunning(dir, b)
-  const r = await podctlAsync(t, dir, ['stop', a, b, 'ffffffff'])
+  const r = podctl(dir, ['stop', a, b, 'ffffffff'])
   t.equal(r.status, 3, 'no pod matches ffffffff: 3')
   t.match(r.stderr, /ffffffff/)
   t.same(r.stdout.trim().split('\n'), [a, b], 'both real pods were stopped, reported in argument order')
@@ -99,7 +99,7 @@ t.test('stop of several pods at once; an unknown one does not stop the others', 
   const vb = await assertStopped(t, dir, b, [pb])
   t.equal(va.apps[0].exit_code, 143)
   t.equal(vb.apps[0].exit_code, 3, "b's trap decided its exit code")
-  const again = await podctlAsync(t, dir, ['stop', a, b])
+  const again = podctl(dir, ['stop', a, b])
   t.equal(again.status, 0, 'stopping both again is a no-op')
 })
 
@@ -109,7 +109,7 @@ t.test('stop of a pod running in the foreground: podctl run exits with the app c
   const run = startPodctl(t, dir, ['run', '--uuid-file-save', uuidFile, '--', 'sh', '-c', 'echo ready; while :; do sleep 0.05; done'])
   await run.line(/^ready$/)
   const uuid = fs.readFileSync(uuidFile, 'utf8').trim()
-  const r = await podctlAsync(t, dir, ['stop', uuid])
+  const r = podctl(dir, ['stop', uuid])
   t.equal(r.status, 0, r.stderr)
   const fg = await run.done
   t.equal(fg.status, 143, 'the foreground podctl exits with the pod exit code')
@@ -118,10 +118,10 @@ t.test('stop of a pod running in the foreground: podctl run exits with the app c
 
 t.test('stop of several pods: the exit code is the first failure in argument order', async (t) => {
   const dir = dataDir(t)
-  const prepared = (await podctlAsync(t, dir, ['prepare', '--', 'true'])).stdout.trim()
+  const prepared = podctl(dir, ['prepare', '--', 'true']).stdout.trim()
   const a = await runDetached(t, dir, ['--', 'sleep', '1000'])
   for (let i = 0; i < 3; i++) {
-    const r = await podctlAsync(t, dir, ['stop', prepared, 'ffffffff', a])
+    const r = podctl(dir, ['stop', prepared, 'ffffffff', a])
     t.equal(r.status, 4, `round ${i}: the prepared pod, given first, decides: 4`)
     t.match(r.stderr, /never ran[\s\S]*no pod matches "ffffffff"/, 'errors in argument order')
     t.equal(r.stdout, `${a}\n`, 'the running pod was stopped all the same')

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { allPods, BIN, listTree, manifestFile, podDir, podRecord, pollUntil, snapshot, trialsOf } from '../helpers/common.js'
-import { podctlAsync, podctlJson, runDetached } from '../helpers/cli-util.js'
+import { podctl, podctlJson, runDetached } from '../helpers/cli-util.js'
 import { alive, dataDir, processesUnder } from '../helpers/run-util.js'
 
 type Test = Parameters<Parameters<typeof t.test>[0]>[0]
@@ -47,7 +47,7 @@ const setUp = async (t: Test, reclaim = 'retain') => {
   fs.mkdirSync(path.join(host, 'sub'), { recursive: true })
   fs.writeFileSync(path.join(host, 'keep'), 'host')
   fs.symlinkSync('/', path.join(host, 'sub', 'root-link'))
-  t.equal((await podctlAsync(t, dir, ['volume', 'create', 'db', '--reclaim', reclaim])).status, 0)
+  t.equal(podctl(dir, ['volume', 'create', 'db', '--reclaim', reclaim]).status, 0)
   return { dir, host, hostBefore: snapshot(host), m: manifestFile(dir, manifest(host)) }
 }
 
@@ -93,9 +93,9 @@ for (const fp of ['mounting:data', 'linked:nested', 'mounting:db', 'set-up:db', 
     const states = fs.readdirSync(path.join(podDir(dir, uuid!)!, 'volume-state'))
     t.ok(states.includes(`${fp.split(':')[1]}.json`), `the volume being mounted is recorded (${states.join(', ')})`)
     // Whatever the dead process claimed does not hold: another pod gets the volume at once.
-    const other = await podctlAsync(t, dir, ['run', '--manifest', manifestFile(dir, manifest(host, 'exit 0'), 'other.json')])
+    const other = podctl(dir, ['run', '--manifest', manifestFile(dir, manifest(host, 'exit 0'), 'other.json')])
     t.equal(other.status, 0, `another pod runs with db (${other.stderr.trim()})`)
-    const rm = await podctlAsync(t, dir, ['rm', ...allPods(dir)])
+    const rm = podctl(dir, ['rm', ...allPods(dir)])
     t.equal(rm.status, 0, rm.stderr)
     clean(t, dir, host, hostBefore, fp)
   })
@@ -103,7 +103,7 @@ for (const fp of ['mounting:data', 'linked:nested', 'mounting:db', 'set-up:db', 
 
 t.test('run-prepared --detach whose supervisor is SIGKILLed mid-mount: the pod stays prepared, rm cleans it', async (t) => {
   const { dir, host, hostBefore, m } = await setUp(t, 'delete')
-  const uuid = (await podctlAsync(t, dir, ['prepare', '--manifest', m])).stdout.trim()
+  const uuid = podctl(dir, ['prepare', '--manifest', m]).stdout.trim()
   // The detached supervisor inherits the environment, failpoint included:
   // the pid in the marker is the supervisor's, not the CLI's.
   const { pid, exited } = await stopAt(t, dir, ['run-prepared', '--detach', uuid], 'linked:db')
@@ -111,7 +111,7 @@ t.test('run-prepared --detach whose supervisor is SIGKILLed mid-mount: the pod s
   await exited
   t.equal((await podctlJson(t, dir, ['status', uuid, '--format', 'json'])).state, 'prepared')
   t.ok(fs.existsSync(path.join(dir, 'volumes', 'db', 'claims', `${uuid}.json`)), 'the claim was recorded before the crash')
-  const rm = await podctlAsync(t, dir, ['rm', uuid])
+  const rm = podctl(dir, ['rm', uuid])
   t.equal(rm.status, 0, rm.stderr)
   clean(t, dir, host, hostBefore, 'run-prepared')
   t.notOk(fs.existsSync(path.join(dir, 'volumes', 'db')), 'reclaim delete applied when the last bound pod was removed')
@@ -129,10 +129,10 @@ t.test('a running supervisor SIGKILLed: its claim is free at once; gc tears the 
   const v = await podctlJson(t, dir, ['volume', 'inspect', 'db', '--format', 'json'])
   t.same(v.in_use_by, [], 'a dead supervisor holds nothing')
   t.same(v.claims.map((c: { pod: string; running: boolean }) => [c.pod, c.running]), [[uuid, false]], 'the pod is still bound')
-  const other = await podctlAsync(t, dir, ['run', '--manifest', manifestFile(dir, manifest(host, 'exit 0'), 'other.json')])
+  const other = podctl(dir, ['run', '--manifest', manifestFile(dir, manifest(host, 'exit 0'), 'other.json')])
   t.equal(other.status, 0, `another pod runs with the ReadWriteOnce volume before any clean-up (${other.stderr.trim()})`)
   // gc reaps what the guardian may not have killed yet, then deletes the pods.
-  const gc = await podctlAsync(t, dir, ['gc', '--grace-period', '0s'])
+  const gc = podctl(dir, ['gc', '--grace-period', '0s'])
   t.equal(gc.status, 0, gc.stderr)
   await pollUntil('the app to be gone', () => processesUnder(dir).length === 0)
   t.equal(gc.stdout.split('\n').filter((l) => l.startsWith('deleted ')).length, 2, 'gc deleted both pods')
@@ -156,10 +156,10 @@ t.test('podctl run SIGKILLed at random moments: gc and rm always leave a clean d
     const how = await exited
     clearTimeout(timer)
     outcomes.set(how, (outcomes.get(how) ?? 0) + 1)
-    await podctlAsync(t, dir, ['gc', '--grace-period', '0s'])
+    podctl(dir, ['gc', '--grace-period', '0s'])
     await pollUntil('apps of killed pods to be gone', () => processesUnder(dir).length === 0)
     const left = allPods(dir)
-    if (left.length > 0) await podctlAsync(t, dir, ['rm', ...left]) // young embryos, which gc leaves for a minute
+    if (left.length > 0) podctl(dir, ['rm', ...left]) // young embryos, which gc leaves for a minute
     clean(t, dir, host, hostBefore, `trial ${trial} (${how})`)
   }
   t.ok(outcomes.size >= 1, `outcomes: ${JSON.stringify(Object.fromEntries(outcomes))}`)

@@ -6,7 +6,7 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { listTree, manifestFile, podDir, pollUntil, snapshot } from '../helpers/common.js'
-import { podctlAsync, podctlJson, runDetached } from '../helpers/cli-util.js'
+import { podctl, podctlJson, runDetached } from '../helpers/cli-util.js'
 import { dataDir } from '../helpers/run-util.js'
 
 const sh = (script: string): string[] => ['/bin/sh', '-c', script]
@@ -60,7 +60,7 @@ t.test('a pod with every kind of volume: apps use them, status shows them, rm le
   fs.writeFileSync(path.join(host, 'in.txt'), 'from the host\n')
   fs.writeFileSync(path.join(host, 'sub', 'deep'), 'deep')
   const hostBefore = snapshot(host)
-  t.equal((await podctlAsync(t, dir, ['volume', 'create', 'db', '--reclaim', 'retain'])).status, 0)
+  t.equal(podctl(dir, ['volume', 'create', 'db', '--reclaim', 'retain']).status, 0)
   const uuid = await runDetached(t, dir, ['--manifest', manifestFile(dir, everyKind(host, APP))])
   const pod = podDir(dir, uuid)!
   const data = path.join(pod, 'volumes', 'data')
@@ -71,7 +71,7 @@ t.test('a pod with every kind of volume: apps use them, status shows them, rm le
   t.equal(read(path.join(pod, 'volumes', 'cache', 'c')), 'cached\n', 'the nested mount reaches its own volume')
 
   // status: key=value lines and the CONTRACT §5 volumes array.
-  const st = await podctlAsync(t, dir, ['status', uuid])
+  const st = podctl(dir, ['status', uuid])
   t.match(st.stdout, new RegExp(`^volume-data=kind=empty path=${data} used_bytes=\\d+ used_inodes=\\d+ capacity_bytes=- available_bytes=-$`, 'm'))
   t.match(st.stdout, new RegExp(`^volume-host=kind=host path=${host} used_bytes=\\d+ used_inodes=4 capacity_bytes=\\d+ available_bytes=\\d+$`, 'm'))
   const v = await podctlJson(t, dir, ['status', uuid, '--format', 'json'])
@@ -91,15 +91,15 @@ t.test('a pod with every kind of volume: apps use them, status shows them, rm le
 
   // An update is seen by the running app.
   fs.writeFileSync(path.join(dir, 'new.conf'), 'v2\n')
-  const up = await podctlAsync(t, dir, ['volume', 'update', uuid, 'cfg', '--from-file', `app.conf=${path.join(dir, 'new.conf')}`])
+  const up = podctl(dir, ['volume', 'update', uuid, 'cfg', '--from-file', `app.conf=${path.join(dir, 'new.conf')}`])
   t.equal(up.status, 0, up.stderr)
   t.equal(up.stdout, 'cfg updated\n')
   await pollUntil('the app to see the update', () => read(path.join(data, 'cfg')) === 'v2\n')
   t.notOk(fs.existsSync(path.join(pod, 'volumes', 'cfg', 'tls')), 'tls/ was not in the update: it is gone')
 
-  t.equal((await podctlAsync(t, dir, ['volume', 'rm', 'db'])).status, 4, 'volume rm is refused while the pod runs')
-  t.equal((await podctlAsync(t, dir, ['stop', uuid])).status, 0)
-  const rm = await podctlAsync(t, dir, ['rm', uuid])
+  t.equal(podctl(dir, ['volume', 'rm', 'db']).status, 4, 'volume rm is refused while the pod runs')
+  t.equal(podctl(dir, ['stop', uuid]).status, 0)
+  const rm = podctl(dir, ['rm', uuid])
   t.equal(rm.status, 0, rm.stderr)
   t.equal(podDir(dir, uuid), undefined, 'the pod is gone, its empty and files volumes with it')
   t.equal(snapshot(host), hostBefore, 'the host path is exactly as it was')
@@ -110,7 +110,7 @@ t.test('a pod with every kind of volume: apps use them, status shows them, rm le
 
 t.test('ReadWriteOnce between pods through the CLI: run and run-prepared are refused (exit 4) and leave nothing running', async (t) => {
   const dir = dataDir(t)
-  await podctlAsync(t, dir, ['volume', 'create', 'db'])
+  podctl(dir, ['volume', 'create', 'db'])
   const m = manifestFile(dir, {
     apiVersion: 'podctl/v1',
     apps: [{ name: 'a', exec: ['sleep', '300'], mounts: [{ volume: 'db', path: '/db' }] }],
@@ -118,23 +118,23 @@ t.test('ReadWriteOnce between pods through the CLI: run and run-prepared are ref
   })
   const first = await runDetached(t, dir, ['--manifest', m])
   for (const args of [['run', '--detach', '--manifest', m], ['run', '--manifest', m]]) {
-    const r = await podctlAsync(t, dir, args)
+    const r = podctl(dir, args)
     t.equal(r.status, 4, `${args.join(' ')}: exit 4`)
     t.equal(r.stderr, `podctl: persistent volume db is in use by running pod ${first} (ReadWriteOnce)\nstop that pod first: podctl stop ${first.slice(0, 8)}\n`)
     t.equal(r.stdout, '')
   }
   t.same(fs.readdirSync(path.join(dir, 'pods', 'run')), [first], 'the refused runs left no pod')
   t.same(fs.readdirSync(path.join(dir, 'pods', 'garbage')), [])
-  const prep = await podctlAsync(t, dir, ['prepare', '--manifest', m])
+  const prep = podctl(dir, ['prepare', '--manifest', m])
   t.equal(prep.status, 0, 'preparing claims nothing')
   const second = prep.stdout.trim()
-  const rp = await podctlAsync(t, dir, ['run-prepared', '--detach', second])
+  const rp = podctl(dir, ['run-prepared', '--detach', second])
   t.equal(rp.status, 4)
   t.match(rp.stderr, /in use by running pod/)
   t.same(fs.readdirSync(path.join(dir, 'pods', 'prepared')), [second], 'the refused pod is still prepared')
   t.equal(fs.existsSync(path.join(dir, 'pods', 'prepared', second, 'volume-state')), false, 'with nothing set up')
-  t.equal((await podctlAsync(t, dir, ['stop', first])).status, 0)
-  const ok = await podctlAsync(t, dir, ['run-prepared', '--detach', second])
+  t.equal(podctl(dir, ['stop', first]).status, 0)
+  const ok = podctl(dir, ['run-prepared', '--detach', second])
   t.equal(ok.status, 0, 'once the first pod is stopped, the volume is free')
   const inspect = await podctlJson(t, dir, ['volume', 'inspect', 'db', '--format', 'json'])
   t.same(inspect.in_use_by, [second])
@@ -149,22 +149,22 @@ const usesVolume = (claim: string, script: string) => ({
 
 t.test('reclaim on release: delete removes the volume, recycle scrubs it, once the last bound pod is removed', async (t) => {
   const dir = dataDir(t)
-  await podctlAsync(t, dir, ['volume', 'create', 'del', '--reclaim', 'delete', '--access-mode', 'ReadWriteMany'])
-  await podctlAsync(t, dir, ['volume', 'create', 'rec', '--reclaim', 'recycle'])
+  podctl(dir, ['volume', 'create', 'del', '--reclaim', 'delete', '--access-mode', 'ReadWriteMany'])
+  podctl(dir, ['volume', 'create', 'rec', '--reclaim', 'recycle'])
   const write = 'mkdir -p $PODCTL_APP_ROOT/v/d && echo x > $PODCTL_APP_ROOT/v/d/f && ln -sfn / $PODCTL_APP_ROOT/v/root'
   const run = async (claim: string): Promise<string> => {
-    const r = await podctlAsync(t, dir, ['run', '--uuid-file-save', path.join(dir, 'u'), '--manifest', manifestFile(dir, usesVolume(claim, write))])
+    const r = podctl(dir, ['run', '--uuid-file-save', path.join(dir, 'u'), '--manifest', manifestFile(dir, usesVolume(claim, write))])
     t.equal(r.status, 0, r.stderr)
     return fs.readFileSync(path.join(dir, 'u'), 'utf8').trim()
   }
   const d1 = await run('del')
   const d2 = await run('del')
   const r1 = await run('rec')
-  t.equal((await podctlAsync(t, dir, ['rm', d1])).status, 0)
+  t.equal(podctl(dir, ['rm', d1]).status, 0)
   t.ok(fs.existsSync(path.join(dir, 'volumes', 'del')), 'delete waits for the last bound pod')
-  t.equal((await podctlAsync(t, dir, ['rm', d2])).status, 0)
+  t.equal(podctl(dir, ['rm', d2]).status, 0)
   t.notOk(fs.existsSync(path.join(dir, 'volumes', 'del')), 'delete: gone with the last pod')
-  const gc = await podctlAsync(t, dir, ['gc', '--grace-period', '0s'])
+  const gc = podctl(dir, ['gc', '--grace-period', '0s'])
   t.equal(gc.status, 0, gc.stderr)
   t.equal(gc.stdout, `deleted ${r1}\n`, 'gc deleted the exited pod')
   t.same(fs.readdirSync(path.join(dir, 'volumes', 'rec', 'data')), [], 'recycle: scrubbed by gc, links unlinked not followed')
@@ -176,10 +176,10 @@ t.test('reclaim on release: delete removes the volume, recycle scrubs it, once t
 t.test('prepare checks the host: a missing host source or persistent volume is exit 2, nothing written', async (t) => {
   const dir = dataDir(t, { layout: false })
   const m = (v: object) => manifestFile(dir, { apiVersion: 'podctl/v1', apps: [{ name: 'a', exec: ['true'], mounts: [{ volume: 'v', path: '/v' }] }], volumes: [{ name: 'v', ...v }] })
-  const host = await podctlAsync(t, dir, ['prepare', '--manifest', m({ kind: 'host', source: path.join(dir, 'nope') })])
+  const host = podctl(dir, ['prepare', '--manifest', m({ kind: 'host', source: path.join(dir, 'nope') })])
   t.equal(host.status, 2)
   t.equal(host.stderr, `podctl: invalid manifest: volumes[0].source: ${JSON.stringify(path.join(dir, 'nope'))} does not exist on this host\nsee Documentation/subcommands/volume.md\n`)
-  const pv = await podctlAsync(t, dir, ['run', '--manifest', m({ kind: 'persistent', claim: 'nope' })])
+  const pv = podctl(dir, ['run', '--manifest', m({ kind: 'persistent', claim: 'nope' })])
   t.equal(pv.status, 2)
   t.match(pv.stderr, /^podctl: invalid manifest: volumes\[0\]\.claim: no volume claim or persistent volume named "nope"; create one: podctl volume claim create nope --class CLASS --size SIZE, or podctl volume create nope\n/)
   const nested = manifestFile(dir, {
@@ -187,7 +187,7 @@ t.test('prepare checks the host: a missing host source or persistent volume is e
     apps: [{ name: 'a', exec: ['true'], mounts: [{ volume: 'h', path: '/h' }, { volume: 'e', path: '/h/e' }] }],
     volumes: [{ name: 'h', kind: 'host', source: dir }, { name: 'e', kind: 'empty' }],
   })
-  const n = await podctlAsync(t, dir, ['prepare', '--manifest', nested])
+  const n = podctl(dir, ['prepare', '--manifest', nested])
   t.equal(n.status, 2)
   t.match(n.stderr, /apps\[0\]\.mounts\[1\]\.path: "\/h\/e" is under apps\[0\]\.mounts\[0\] \("\/h"\), a host volume; mounts can be nested only under empty volumes/)
   t.notOk(fs.existsSync(path.join(dir, 'pods')), 'no pod, not even the data dir layout')
@@ -195,22 +195,22 @@ t.test('prepare checks the host: a missing host source or persistent volume is e
 
 t.test('status of a prepared pod: its volumes, unused ones without usage yet', async (t) => {
   const dir = dataDir(t)
-  const prep = await podctlAsync(t, dir, ['prepare', '--manifest', manifestFile(dir, { apiVersion: 'podctl/v1', apps: [{ name: 'a', exec: ['true'] }], volumes: [{ name: 'e', kind: 'empty' }] })])
+  const prep = podctl(dir, ['prepare', '--manifest', manifestFile(dir, { apiVersion: 'podctl/v1', apps: [{ name: 'a', exec: ['true'] }], volumes: [{ name: 'e', kind: 'empty' }] })])
   const v = await podctlJson(t, dir, ['status', prep.stdout.trim(), '--format', 'json'])
   t.same(v.volumes, [{ name: 'e', kind: 'empty', path: path.join(dir, 'pods', 'prepared', prep.stdout.trim(), 'volumes', 'e'), used_bytes: null, used_inodes: null, capacity_bytes: null, available_bytes: null }])
-  const noVolumes = await podctlAsync(t, dir, ['prepare', '--', 'true'])
+  const noVolumes = podctl(dir, ['prepare', '--', 'true'])
   const plain = await podctlJson(t, dir, ['status', noVolumes.stdout.trim(), '--format', 'json'])
   t.notOk('volumes' in plain, 'a pod without volumes has no volumes key')
 })
 
 t.test('volume inspect says bound while a pod holds a claim', async (t) => {
   const dir = dataDir(t)
-  t.equal((await podctlAsync(t, dir, ['volume', 'create', 'pv'])).status, 0)
+  t.equal(podctl(dir, ['volume', 'create', 'pv']).status, 0)
   const m = path.join(dir, 'm.json')
   fs.writeFileSync(m, JSON.stringify({ apiVersion: 'podctl/v1', apps: [{ name: 'a', exec: ['sleep', '1000'], mounts: [{ volume: 'd', path: '/d' }] }], volumes: [{ name: 'd', kind: 'persistent', claim: 'pv' }] }))
-  const uuid = (await podctlAsync(t, dir, ['run', '--detach', '--manifest', m])).stdout.trim()
+  const uuid = podctl(dir, ['run', '--detach', '--manifest', m]).stdout.trim()
   t.match(await podctlJson(t, dir, ['volume', 'inspect', 'pv', '--format', 'json']), { phase: 'bound', in_use_by: [uuid] })
-  t.equal((await podctlAsync(t, dir, ['stop', uuid])).status, 0)
-  t.equal((await podctlAsync(t, dir, ['rm', uuid])).status, 0)
+  t.equal(podctl(dir, ['stop', uuid]).status, 0)
+  t.equal(podctl(dir, ['rm', uuid]).status, 0)
   t.match(await podctlJson(t, dir, ['volume', 'inspect', 'pv', '--format', 'json']), { phase: 'available', claims: [] })
 })

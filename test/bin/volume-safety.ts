@@ -9,7 +9,7 @@ import t from 'tap'
 import fs from 'node:fs'
 import path from 'node:path'
 import { manifestFile, podDir, pollUntil, snapshot } from '../helpers/common.js'
-import { podctlAsync, podctlJson, runDetached } from '../helpers/cli-util.js'
+import { podctl, podctlJson, runDetached } from '../helpers/cli-util.js'
 import { dataDir } from '../helpers/run-util.js'
 
 t.test('an app that plants links everywhere cannot make podctl touch what they point at', async (t) => {
@@ -23,7 +23,7 @@ t.test('an app that plants links everywhere cannot make podctl touch what they p
   fs.writeFileSync(path.join(host, 'keep'), 'host')
   const outsideBefore = snapshot(outside)
   const hostBefore = snapshot(host)
-  await podctlAsync(t, dir, ['volume', 'create', 'db', '--reclaim', 'recycle'])
+  podctl(dir, ['volume', 'create', 'db', '--reclaim', 'recycle'])
   const script = `
 R=$PODCTL_APP_ROOT; O=${outside}
 ln -s $O $R/var/lib/data/escape; ln -s $O/victim $R/var/lib/data/victim
@@ -60,13 +60,13 @@ exec sleep 300`
   const data = st.volumes.find((v: { name: string }) => v.name === 'data')
   t.equal(data.used_inodes, 4, 'the empty volume counts its links, not what they point at (dir, 2 links, planted)')
   fs.writeFileSync(path.join(dir, 'new'), '2')
-  const up = await podctlAsync(t, dir, ['volume', 'update', uuid, 'cfg', '--from-file', `a=${path.join(dir, 'new')}`])
+  const up = podctl(dir, ['volume', 'update', uuid, 'cfg', '--from-file', `a=${path.join(dir, 'new')}`])
   t.equal(up.status, 0, up.stderr)
   t.equal(fs.readFileSync(path.join(podDir(dir, uuid)!, 'volumes', 'cfg', 'a'), 'utf8'), '2', 'the update went into the volume')
   t.equal(snapshot(outside), outsideBefore, 'the update wrote nothing through the planted ..data or a')
 
-  t.equal((await podctlAsync(t, dir, ['stop', uuid])).status, 0)
-  const rm = await podctlAsync(t, dir, ['rm', uuid])
+  t.equal(podctl(dir, ['stop', uuid]).status, 0)
+  const rm = podctl(dir, ['rm', uuid])
   t.equal(rm.status, 0, rm.stderr)
   t.equal(podDir(dir, uuid), undefined)
   t.same(fs.readdirSync(path.join(dir, 'volumes', 'db', 'data')), [], 'the persistent volume was recycled: its links unlinked')

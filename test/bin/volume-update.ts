@@ -11,7 +11,7 @@ import { podFromUUIDString } from '../../lib/pod/pod.js'
 import type { Payload } from '../../lib/volume/atomic-writer.js'
 import { updateFilesVolume } from '../../lib/volume/update.js'
 import { manifestFile, podDir, pollUntil, runsOf, scaled } from '../helpers/common.js'
-import { podctlAsync, runDetached } from '../helpers/cli-util.js'
+import { podctl, runDetached } from '../helpers/cli-util.js'
 import { nodeCommand } from '../helpers/launcher.js'
 import { dataDir } from '../helpers/run-util.js'
 
@@ -54,13 +54,13 @@ t.test(`a running app reading its files volume during ${UPDATES} updates never s
         fs.writeFileSync(path.join(src, k), x, { mode: 0o644 })
         fs.chmodSync(path.join(src, k), 0o644)
       }
-      const r = await podctlAsync(t, dir, ['volume', 'update', uuid.slice(0, 8), 'cfg', '--from-dir', src])
+      const r = podctl(dir, ['volume', 'update', uuid.slice(0, 8), 'cfg', '--from-dir', src])
       if (r.status !== 0 || r.stdout !== 'cfg updated\n') t.fail(`update ${i} through the CLI: ${r.status} ${r.stdout} ${r.stderr}`)
       changed++
     } else if (updateFilesVolume(pod, 'cfg', payload(v), { wait: true }).changed) changed++
   }
   t.equal(changed, UPDATES, 'every update changed the volume')
-  const st = await podctlAsync(t, dir, ['status', uuid, '--wait', '--format', 'json'])
+  const st = podctl(dir, ['status', uuid, '--wait', '--format', 'json'])
   t.equal(JSON.parse(st.stdout).apps[0].exit_code, 0, 'the reader saw the final version and exited 0')
   const result = JSON.parse(fs.readFileSync(path.join(out, 'result.json'), 'utf8'))
   t.equal(result.mixed, 0, 'never a mix of two versions', result)

@@ -4,7 +4,7 @@
 // creation, from one revision.
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { podctl, podctlAsync } from '../helpers/cli-util.js'
+import { podctl } from '../helpers/cli-util.js'
 import { etcdMissing, startEtcd } from '../helpers/etcd.js'
 import { dataDir } from '../helpers/run-util.js'
 
@@ -30,7 +30,7 @@ t.test('list --cluster of 4,500 pods on 3 nodes', { skip: etcdMissing }, async (
       )
     }
   }
-  const r = await podctlAsync(t, dataDir(t), ['--cluster', etcd.endpoints, 'list', '--format', 'json'])
+  const r = podctl(dataDir(t), ['--cluster', etcd.endpoints, 'list', '--format', 'json'])
   t.equal(r.status, 0, r.stderr)
   const pods = JSON.parse(r.stdout) as { uuid: string; node: string; node_lost: boolean }[]
   t.equal(pods.length, 4500, 'every pod')

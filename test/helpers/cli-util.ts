@@ -1,9 +1,10 @@
 /**
- * The black-box side of the tests: run the real bin/podctl (to its end, or
- * started and read line by line), check what it printed against the JSON
- * shapes and tables users script against, and make pods in every state
- * through the library. Not a test file (test/helpers/ is excluded from
- * discovery).
+ * The black-box side of the tests: run podctl's built CLI (to its end, in
+ * a thread of the test process or as bin/podctl in a process of its own;
+ * or started as bin/podctl and read line by line), check what it printed
+ * against the JSON shapes and tables users script against, and make pods
+ * in every state through the library. Not a test file (test/helpers/ is
+ * excluded from discovery).
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { podFromUUIDString } from '../../lib/pod/pod.js'
@@ -11,6 +12,7 @@ import { createPod, preparePod } from '../../lib/pod/prepare.js'
 import type { PodManifest } from '../../lib/pod/manifest.js'
 import { launcher } from './launcher.js'
 import { noteDataDir } from './network-sweep.js'
+import { podctlInThread } from './podctl-thread.js'
 import { BIN, TIME_RE, UUID_RE, manifest, type Teardown, type Test } from './common.js'
 
 export { launcher }
@@ -36,8 +38,31 @@ export const argvFor = (dir: string | undefined, args: readonly string[]): strin
   return [BIN, '--dir', dir, ...args]
 }
 
-/** Runs `podctl [--dir dir] args...` synchronously. */
+/**
+ * Words of a command line that needs a process of its own: a controller,
+ * enter's and stats' terminal and signals, skopeo's progress (pull, written
+ * to the process's stderr), and stdin ("-", -i, -t).
+ */
+const OWN_PROCESS_WORDS = new Set(['controller', 'enter', 'stats', 'pull', '-', '-i', '--interactive', '-t', '--tty', '-it'])
+
+/** PODCTL_TEST_SPAWN=1 runs every podctl() in a process of its own, as bin/podctl. */
+const alwaysSpawn = process.env.PODCTL_TEST_SPAWN === '1'
+
+/** Whether podctl() can run this in the test process's podctl thread (podctl-thread.ts): nothing of the process but its environment is asked for. */
+const threadable = (args: readonly string[], opts: RunOptions): boolean =>
+  !alwaysSpawn &&
+  opts.uid === undefined &&
+  opts.gid === undefined &&
+  opts.cwd === undefined &&
+  !opts.input &&
+  !args.some((a) => OWN_PROCESS_WORDS.has(a) || a.endsWith(':-'))
+
+/**
+ * Runs `podctl [--dir dir] args...` synchronously: in the test process's
+ * podctl thread when it can (threadable), else as bin/podctl in a process.
+ */
 export const podctl = (dir: string | undefined, args: string[], opts: RunOptions = {}): Result => {
+  if (threadable(args, opts)) return { signal: null, ...podctlInThread(argvFor(dir, args).slice(1), opts.env) }
   // Another user cannot write our coverage dir (node would say so on stderr).
   const [cmd, argv] = launcher(argvFor(dir, args), opts.uid === undefined)
   const r = spawnSync(cmd, argv, {
@@ -128,16 +153,16 @@ export const startPodctl = (t: Teardown, dir: string, args: string[], opts: RunO
 export const podctlAsync = (t: Teardown, dir: string, args: string[], opts: RunOptions = {}): Promise<Result> =>
   startPodctl(t, dir, args, opts).done
 
-/** Runs podctl and parses its stdout as JSON (asserting exit 0 first). */
+/** Runs podctl (as podctl() does when it can, else as podctlAsync) and parses its stdout as JSON (asserting exit 0 first). */
 export const podctlJson = async <T = any>(t: Test, dir: string, args: string[]): Promise<T> => {
-  const r = await podctlAsync(t, dir, args)
+  const r = threadable(args, {}) ? podctl(dir, args) : await podctlAsync(t, dir, args)
   t.equal(r.status, 0, `podctl ${args.join(' ')} exits 0`, { stderr: r.stderr })
   return JSON.parse(r.stdout) as T
 }
 
 /** Runs `run --detach` and returns the UUID it printed (asserting the contract). */
 export const runDetached = async (t: Test, dir: string, args: string[]): Promise<string> => {
-  const r = await podctlAsync(t, dir, ['run', '--detach', ...args])
+  const r = podctl(dir, ['run', '--detach', ...args])
   t.equal(r.status, 0, 'run --detach exits 0', { stderr: r.stderr })
   t.match(r.stdout, /^[0-9a-f-]{36}\n$/, 'run --detach prints only the UUID')
   return r.stdout.trim()

@@ -22,10 +22,16 @@ export const childCoverage = process.env.PODCTL_TEST_CHILD_COVERAGE === '1'
 // read and parse a bundle of certificates as it starts, about half of
 // Node's start-up CPU here; podctl opens TLS connections only with
 // --cluster and the CA it is given, so the tests' podctl goes without it.
+const NOT_PASSED = ['NODE_OPTIONS', 'NODE_EXTRA_CA_CERTS']
+
 export const launcher = (argv: string[], coverage = true): [string, string[]] => [
   ENV,
-  ['-u', 'NODE_OPTIONS', '-u', 'NODE_EXTRA_CA_CERTS', ...(coverage ? [] : ['-u', 'NODE_V8_COVERAGE']), process.execPath, ...argv],
+  [...NOT_PASSED.flatMap((v) => ['-u', v]), ...(coverage ? [] : ['-u', 'NODE_V8_COVERAGE']), process.execPath, ...argv],
 ]
+
+/** The environment podctl gets from launcher(): `env` without what it takes out. */
+export const childEnv = (env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv =>
+  Object.fromEntries(Object.entries(env).filter(([k]) => !NOT_PASSED.includes(k)))
 
 /** `node argv...` as a test starts a helper script: bare, or under processinfo when its coverage is asked for. */
 export const nodeCommand = (argv: string[]): [string, string[]] => (childCoverage ? [process.execPath, argv] : launcher(argv))
