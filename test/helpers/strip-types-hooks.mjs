@@ -26,7 +26,8 @@ export const resolve = async (specifier, context, next) => {
   }
 }
 
-const stripped = async (file, source) => {
+/** `file`'s text (`source`) as JavaScript: from the cache, else made by esbuild and kept there. */
+export const stripped = async (file, source) => {
   const key = createHash('sha256').update(`${await salt}\0${file}\0${source}`).digest('hex')
   const cached = `${CACHE}${key}.js`
   try {
