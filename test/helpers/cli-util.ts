@@ -48,14 +48,15 @@ const OWN_PROCESS_WORDS = new Set(['controller', 'enter', 'stats', 'pull', '-', 
 /** PODCTL_TEST_SPAWN=1 runs every podctl() in a process of its own, as bin/podctl. */
 const alwaysSpawn = process.env.PODCTL_TEST_SPAWN === '1'
 
+/** A path to the process's own stdin or descriptors (/dev/stdin, /dev/fd/N, /proc/self/…), alone or as an option's value. */
+const OWN_FILE_RE = /(^|[=:])\/(dev\/stdin|dev\/fd\/|proc\/self\/)/
+
+/** Whether a command line needs a process of its own (OWN_PROCESS_WORDS, OWN_FILE_RE), or PODCTL_TEST_SPAWN=1 says every one does. */
+export const needsOwnProcess = (args: readonly string[]): boolean => alwaysSpawn || args.some((a) => OWN_PROCESS_WORDS.has(a) || a.endsWith(':-') || OWN_FILE_RE.test(a))
+
 /** Whether podctl() can run this in the test process's podctl thread (podctl-thread.ts): nothing of the process but its environment is asked for. */
 const threadable = (args: readonly string[], opts: RunOptions): boolean =>
-  !alwaysSpawn &&
-  opts.uid === undefined &&
-  opts.gid === undefined &&
-  opts.cwd === undefined &&
-  !opts.input &&
-  !args.some((a) => OWN_PROCESS_WORDS.has(a) || a.endsWith(':-'))
+  opts.uid === undefined && opts.gid === undefined && opts.cwd === undefined && !opts.input && !needsOwnProcess(args)
 
 /**
  * Runs `podctl [--dir dir] args...` synchronously: in the test process's

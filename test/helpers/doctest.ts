@@ -31,7 +31,8 @@ import t from 'tap'
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { BIN, ROOT } from '../helpers/common.js'
+import { ROOT } from '../helpers/common.js'
+import { podctlScript, serveDocPodctl } from './doctest-podctl.js'
 import { containersMissing } from '../helpers/containers.js'
 import { dataDir } from '../helpers/run-util.js'
 import { privateIdRange } from '../../lib/runtime/userns.js'
@@ -294,6 +295,7 @@ export const docTest = (n: number, of: number): void => {
     .filter((f) => !only || only.some((o) => f.endsWith(o)))
     .map((f) => parsePage(path.relative(ROOT, f), fs.readFileSync(f, 'utf8')))
   if (pages.length === 0) t.pass('no page asked for (DOCTEST_PAGES) is in this share')
+  const podctlPort = serveDocPodctl()
   for (const page of pages) {
     const count = page.sessions.filter((s) => !s.hidden).length
     if (count === 0 && page.skipped.length === 0) continue
@@ -304,9 +306,7 @@ export const docTest = (n: number, of: number): void => {
       const cwd = path.dirname(data)
       const bin = path.join(cwd, '.doctest-bin')
       fs.mkdirSync(bin, { recursive: true })
-      // Without tap's NODE_OPTIONS (processinfo puts its loader back into every child's environment, bash's too), as test/helpers/cli-util.ts runs podctl.
-      // And without NODE_EXTRA_CA_CERTS, whose parsing is half of each Node start here (cli-util.ts says why).
-      fs.writeFileSync(path.join(bin, 'podctl'), `#!/bin/sh\nexec /usr/bin/env -u NODE_OPTIONS -u NODE_EXTRA_CA_CERTS ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 })
+      fs.writeFileSync(path.join(bin, 'podctl'), podctlScript(await podctlPort), { mode: 0o755 })
       const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}`, PODCTL_DIR: data, HOME: cwd }
       for (const k of ['NODE_OPTIONS', 'FORCE_COLOR', 'NO_COLOR']) delete env[k]
       const shell = new Shell(cwd, env)

@@ -51,14 +51,15 @@ const start = (): Thread => {
 /**
  * Runs `podctl argv...` (argv without node and script) in the thread, with
  * `env` (less what launcher.ts takes out) for the command's time when
- * given; returns what a spawned one would have.
+ * given; returns what a spawned one would have. `merged`: stderr is written
+ * into stdout, in the order written, as with 2>&1.
  */
-export const podctlInThread = (argv: string[], env?: NodeJS.ProcessEnv): Answer => {
+export const podctlInThread = (argv: string[], env?: NodeJS.ProcessEnv, merged = false): Answer => {
   thread ??= start()
   const { port, flag } = thread
   const commandEnv = env === undefined ? undefined : childEnv(env)
   Atomics.store(flag, 0, 0)
-  port.postMessage({ argv, colour: wantsColour(commandEnv ?? childEnv(), false), env: commandEnv })
+  port.postMessage({ argv, colour: wantsColour(commandEnv ?? childEnv(), false), env: commandEnv, merged })
   if (Atomics.wait(flag, 0, 0, WAIT_MS) === 'timed-out') throw new Error(`podctl ${argv.join(' ')}: no answer from its thread in ${WAIT_MS / 1000} s`)
   const answer = receiveMessageOnPort(port)
   if (answer === undefined) throw new Error(`podctl ${argv.join(' ')}: its thread woke the test without an answer`)

@@ -68,9 +68,10 @@ process.on('uncaughtException', (er) => {
   else thrownBetween += `podctl-worker: thrown after a command ended: ${text}`
 })
 
-port.on('message', async ({ argv, colour, env }) => {
+port.on('message', async ({ argv, colour, env, merged }) => {
   const out = []
-  const err = [Buffer.from(thrownBetween)]
+  const err = merged ? out : []
+  err.push(Buffer.from(thrownBetween))
   thrownBetween = ''
   const io = {
     out: (s) => void out.push(bytes(s)),
@@ -87,7 +88,7 @@ port.on('message', async ({ argv, colour, env }) => {
       err.push(bytes(more))
       endAsAProcess(before, status)
       restoreEnv()
-      port.postMessage({ status, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') })
+      port.postMessage({ status, stdout: Buffer.concat(out).toString('utf8'), stderr: merged ? '' : Buffer.concat(err).toString('utf8') })
       Atomics.store(flag, 0, 1)
       Atomics.notify(flag, 0)
     },
