@@ -84,7 +84,12 @@ export const killTrials = async (t: Test, kills: number, seed: number): Promise<
     const supervisor = foreground ? child.pid! : await pollUntil(`pod ${i}'s supervisor`, () => lockHolder(dir, uuid) ?? (ended ? -1 : undefined), { polls: 2000, intervalMs: 5 })
     if (i === 0) {
       // The first is killed once its networks are added: how long that takes here sets the others' moments.
-      await pollUntil(`pod ${i}'s networks added`, () => phaseOf(dir, uuid) === 'after', { polls: 2000, intervalMs: 5 })
+      // Or its end: a pod that failed (a port taken meanwhile) says why below rather than after 2000 polls.
+      await pollUntil(`pod ${i}'s networks added`, () => phaseOf(dir, uuid) === 'after' || ended, { polls: 2000, intervalMs: 5 })
+      if (phaseOf(dir, uuid) !== 'after') {
+        t.fail(`pod ${i} ended before its networks were added: ${podctl(dir, ['status', uuid]).stdout.trim()}`)
+        continue
+      }
       span = Date.now() - t0
       t.comment(`a pod's networks were added ${span} ms after its UUID was saved`)
     } else {
