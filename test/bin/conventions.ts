@@ -5,7 +5,7 @@
 // status that says "deleting" with exit 0.
 import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
-import { BIN, UUID_RE, type Test } from '../helpers/common.js'
+import { BIN, UUID_RE, pollUntil, type Test } from '../helpers/common.js'
 import { podctl, podctlAsync, runDetached } from '../helpers/cli-util.js'
 import { nodeCommand } from '../helpers/launcher.js'
 import { dataDir } from '../helpers/run-util.js'
@@ -271,7 +271,9 @@ t.test('long waits on a terminal: a status line on stderr that is gone at the en
   t.notMatch(after, /waiting/, 'nothing of the status line is left')
 
   // stop of a pod whose app ignores SIGTERM: each step is said.
-  const b = podctl(dir, ['run', '-d', '--', 'sh', '-c', 'trap "" TERM; while :; do sleep 0.1; done']).stdout.trim()
+  const b = podctl(dir, ['run', '-d', '--', 'sh', '-c', 'trap "" TERM; echo trapped; while :; do sleep 0.1; done']).stdout.trim()
+  // Running is not yet ignoring SIGTERM: one before the trap would end it at once.
+  await pollUntil('the app to set its trap', () => podctl(dir, ['logs', b]).stdout.includes('trapped'))
   const s = onTerminal(`stop ${b} --timeout 1s`)
   t.equal(s.status, 0)
   t.match(s.stdout, `stopping pod ${b.slice(0, 8)}: SIGTERM sent, SIGKILL after 1s`)
@@ -279,7 +281,8 @@ t.test('long waits on a terminal: a status line on stderr that is gone at the en
   t.equal(s.stdout.replace(statusLine, ''), `${b}\r\n`, 'what is left is the UUID, on a line of its own')
 
   // Into a pipe: no status line at all.
-  const c = podctl(dir, ['run', '-d', '--', 'sh', '-c', 'trap "" TERM; while :; do sleep 0.1; done']).stdout.trim()
+  const c = podctl(dir, ['run', '-d', '--', 'sh', '-c', 'trap "" TERM; echo trapped; while :; do sleep 0.1; done']).stdout.trim()
+  await pollUntil('the app to set its trap', () => podctl(dir, ['logs', c]).stdout.includes('trapped'))
   const p = podctl(dir, ['stop', c, '--timeout', '1s'])
   t.equal(p.status, 0)
   t.equal(p.stderr, '', 'stderr is not a terminal: nothing on it')

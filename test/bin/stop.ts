@@ -88,9 +88,11 @@ t.test('stop of a prepared pod exits 4', async (t) => {
 t.test('stop of several pods at once; an unknown one does not stop the others', async (t) => {
   const dir = dataDir(t)
   const a = await runDetached(t, dir, ['--', 'sleep', '1000'])
-  const b = await runDetached(t, dir, ['--', 'sh', '-c', 'trap "exit 3" TERM; while :; do sleep 0.05; done'])
+  const b = await runDetached(t, dir, ['--', 'sh', '-c', 'trap "exit 3" TERM; echo trapped; while :; do sleep 0.05; done'])
   const pa = await appRunning(dir, a)
   const pb = await appRunning(dir, b)
+  // Running is not yet trapping: a SIGTERM before the trap ends sh with 143.
+  await pollUntil('b to set its trap', () => podctl(dir, ['logs', b]).stdout.includes('trapped'))
   const r = podctl(dir, ['stop', a, b, 'ffffffff'])
   t.equal(r.status, 3, 'no pod matches ffffffff: 3')
   t.match(r.stderr, /ffffffff/)
