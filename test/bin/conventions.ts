@@ -102,6 +102,8 @@ t.test('stop --uuid-file and -f; run -d; -v; inspect is the JSON of status', asy
   t.equal(d.status, 0, d.stderr)
   const uuid = d.stdout.trim()
   t.match(uuid, UUID_RE, 'run -d prints the UUID')
+  // run -d returns once the pod runs, maybe before its app has a pid: the two reads below must see one state.
+  t.equal(podctl(dir, ['status', uuid, '--wait-ready=10s']).status, 0, 'ready')
   const inspect = podctl(dir, ['inspect', uuid.slice(0, 8)])
   t.equal(inspect.status, 0, inspect.stderr)
   t.equal(inspect.stdout, podctl(dir, ['status', uuid, '--format', 'json-pretty']).stdout, 'inspect = status --format json-pretty')
