@@ -104,5 +104,8 @@ export const killPodsIn = (dir: string): void => {
 /** Every cgroup hierarchy mounted here, once each (their mount points). */
 export const cgroupMounts = (): string[] => hierarchies().map((m) => m.mountPoint)
 
-/** The hierarchies (mount points) where pod `uuid` still has a cgroup (/podctl/<uuid>, as the runtime makes them). */
-export const podCgroupsLeft = (uuid: string, mounts = cgroupMounts()): string[] => mounts.filter((m) => fs.existsSync(path.join(m, 'podctl', uuid)))
+/** Where pod `uuid`'s cgroup is in the hierarchy mounted at `mount` (/podctl/<uuid>, as the runtime makes them). */
+export const podCgroupIn = (mount: string, uuid: string): string => path.join(mount, 'podctl', uuid)
+
+/** The hierarchies (mount points) where pod `uuid` still has a cgroup. */
+export const podCgroupsLeft = (uuid: string, mounts = cgroupMounts()): string[] => mounts.filter((m) => fs.existsSync(podCgroupIn(m, uuid)))

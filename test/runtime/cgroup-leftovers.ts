@@ -9,7 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { cgroupLayout, canMakeCgroups } from '../../lib/proc/cgroups.js'
 import { podctl } from '../helpers/cli-util.js'
-import { cgroupMounts, containersMissing, podCgroupsLeft } from '../helpers/containers.js'
+import { cgroupMounts, containersMissing, podCgroupIn, podCgroupsLeft } from '../helpers/containers.js'
 import { dataDir } from '../helpers/run-util.js'
 
 const layout = cgroupLayout()
@@ -25,8 +25,6 @@ const quietly = (f: () => void): void => {
 }
 
 /** Where pod `uuid`'s cgroup is in the hierarchy mounted at `mount` (podctl's pods are at /podctl/<uuid> from the root here). */
-const podDirIn = (mount: string, uuid: string): string => path.join(mount, 'podctl', uuid)
-
 t.test('rm removes the empty cgroups a killed runtime left, in every hierarchy, and leaves one that holds a process', { skip }, async (t) => {
   const dir = dataDir(t)
   const uuidFile = path.join(path.dirname(dir), 'uuid')
@@ -37,16 +35,16 @@ t.test('rm removes the empty cgroups a killed runtime left, in every hierarchy, 
 
   // What runc killed midway leaves: the pod's cgroup and an app's below it, in half the hierarchies.
   const leftIn = mounts.filter((_, i) => i % 2 === 0)
-  for (const m of leftIn) fs.mkdirSync(path.join(podDirIn(m, uuid), 'app-a'), { recursive: true })
+  for (const m of leftIn) fs.mkdirSync(path.join(podCgroupIn(m, uuid), 'app-a'), { recursive: true })
   // And one with a process in it, which rm must not take from it.
   const busyMount = layout.v1.get('pids')?.mountPoint ?? layout.v2?.mountPoint
-  const busy = busyMount === undefined ? undefined : path.join(podDirIn(busyMount, uuid), 'app-busy')
+  const busy = busyMount === undefined ? undefined : path.join(podCgroupIn(busyMount, uuid), 'app-busy')
   const sleeper = spawn('sleep', ['300'], { stdio: 'ignore' })
   t.teardown(() => {
     // Out of the test's cgroups first, so that they can go whatever the test got to.
     if (busyMount !== undefined) quietly(() => fs.writeFileSync(path.join(busyMount, 'cgroup.procs'), String(sleeper.pid)))
     sleeper.kill('SIGKILL')
-    for (const m of mounts) for (const c of ['app-a', 'app-busy', '']) quietly(() => fs.rmdirSync(path.join(podDirIn(m, uuid), c)))
+    for (const m of mounts) for (const c of ['app-a', 'app-busy', '']) quietly(() => fs.rmdirSync(path.join(podCgroupIn(m, uuid), c)))
   })
   if (busy !== undefined) {
     fs.mkdirSync(busy, { recursive: true })
