@@ -306,7 +306,8 @@ export const docTest = (n: number, of: number): void => {
       const cwd = path.dirname(data)
       const bin = path.join(cwd, '.doctest-bin')
       fs.mkdirSync(bin, { recursive: true })
-      fs.writeFileSync(path.join(bin, 'podctl'), podctlScript(await podctlPort), { mode: 0o755 })
+      // 0700: the script holds the secret that lets it ask the test process to run podctl (doctest-podctl.ts).
+      fs.writeFileSync(path.join(bin, 'podctl'), podctlScript(await podctlPort), { mode: 0o700 })
       const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${bin}:${process.env.PATH}`, PODCTL_DIR: data, HOME: cwd }
       for (const k of ['NODE_OPTIONS', 'FORCE_COLOR', 'NO_COLOR']) delete env[k]
       const shell = new Shell(cwd, env)
